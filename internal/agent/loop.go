@@ -1,0 +1,317 @@
+// Package agent runs the loop of one run: model turn → tool calls → next
+// model turn, until the model stops and no queued message is waiting. It
+// knows nothing of sessions or transports; the core wires it up.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/tools"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// Interrupt modes: how a steering message meets a running tool batch.
+const (
+	InterruptImmediate = "immediate" // remaining tool calls of the message are skipped
+	InterruptWait      = "wait"      // the batch finishes; the message goes before the next model call
+)
+
+// SkippedText is the tool result of a call skipped for a steering message.
+const SkippedText = "Skipped due to queued user message."
+
+// Config is what one run needs. The functions are called from the run's
+// goroutine only.
+type Config struct {
+	Provider      ai.Provider
+	Model         *ai.Model
+	ThinkingLevel string
+	SystemPrompt  string
+	Tools         []tools.Tool
+	APIKey        string
+	// InterruptMode returns the current interrupt mode (it may change while
+	// the run goes on).
+	InterruptMode func() string
+	// Steering dequeues the steering messages to deliver now (per the
+	// steering mode), or nil.
+	Steering func() []ai.Message
+	// FollowUp dequeues follow-up messages, asked only when the agent would
+	// otherwise stop.
+	FollowUp func() []ai.Message
+	// ConvertToLLM turns agent messages into what a provider understands.
+	ConvertToLLM func([]ai.Message) []ai.Message
+	// Emit receives every event, synchronously and in order.
+	Emit func(rpc.Event)
+	// LegacySnapshots fills MessageUpdateEvent.Partial (older wire).
+	LegacySnapshots bool
+}
+
+// Result is what a run produced.
+type Result struct {
+	Messages []ai.Message         // every message of the run, in order
+	Last     *ai.AssistantMessage // the last assistant message, if any
+}
+
+// Run executes one run over history with the prompt messages (which may be
+// empty when continuing). It emits agent_start and everything up to the last
+// turn_end; the caller emits agent_end (it decides willRetry).
+func Run(ctx context.Context, cfg *Config, history []ai.Message, prompts []ai.Message) Result {
+	r := &runner{cfg: cfg, ctx: ctx, context: append([]ai.Message(nil), history...)}
+	r.emit(&rpc.AgentStartEvent{})
+	r.emit(&rpc.TurnStartEvent{})
+	for _, m := range prompts {
+		r.deliver(m)
+	}
+	r.loop()
+	return Result{Messages: r.produced, Last: r.last}
+}
+
+type runner struct {
+	cfg      *Config
+	ctx      context.Context
+	context  []ai.Message
+	produced []ai.Message
+	last     *ai.AssistantMessage
+}
+
+func (r *runner) emit(ev rpc.Event) {
+	rpc.SetType(ev)
+	if r.cfg.Emit != nil {
+		r.cfg.Emit(ev)
+	}
+}
+
+// deliver adds a message to the context with its start and end events.
+func (r *runner) deliver(m ai.Message) {
+	r.emit(&rpc.MessageStartEvent{Message: m})
+	r.emit(&rpc.MessageEndEvent{Message: m})
+	r.context = append(r.context, m)
+	r.produced = append(r.produced, m)
+}
+
+func (r *runner) steering() []ai.Message {
+	if r.cfg.Steering == nil {
+		return nil
+	}
+	return r.cfg.Steering()
+}
+
+func (r *runner) interruptMode() string {
+	if r.cfg.InterruptMode == nil {
+		return InterruptImmediate
+	}
+	return r.cfg.InterruptMode()
+}
+
+func (r *runner) loop() {
+	first := true
+	pending := r.steering()
+	for {
+		more := true
+		for more || len(pending) > 0 {
+			if !first {
+				r.emit(&rpc.TurnStartEvent{})
+			}
+			first = false
+			for _, m := range pending {
+				r.deliver(m)
+			}
+			pending = nil
+
+			msg := r.stream()
+			if msg.StopReason == ai.StopError || msg.StopReason == ai.StopAborted {
+				r.emit(&rpc.TurnEndEvent{Message: msg})
+				return
+			}
+			calls := msg.ToolCalls()
+			more = len(calls) > 0
+			var results []*ai.ToolResultMessage
+			var steered []ai.Message
+			if more {
+				results, steered = r.executeTools(calls)
+			}
+			r.emit(&rpc.TurnEndEvent{Message: msg, ToolResults: results})
+			if len(steered) > 0 {
+				pending = steered
+			} else {
+				pending = r.steering()
+			}
+		}
+		if r.cfg.FollowUp != nil && r.ctx.Err() == nil {
+			if f := r.cfg.FollowUp(); len(f) > 0 {
+				pending = f
+				continue
+			}
+		}
+		return
+	}
+}
+
+// stream asks the provider for one assistant message and emits its events.
+func (r *runner) stream() *ai.AssistantMessage {
+	llm := r.context
+	if r.cfg.ConvertToLLM != nil {
+		llm = r.cfg.ConvertToLLM(r.context)
+	}
+	specs := make([]ai.ToolSpec, 0, len(r.cfg.Tools))
+	for _, t := range r.cfg.Tools {
+		specs = append(specs, tools.Spec(t))
+	}
+	req := &ai.Request{
+		Model:         r.cfg.Model,
+		SystemPrompt:  r.cfg.SystemPrompt,
+		Messages:      llm,
+		Tools:         specs,
+		ThinkingLevel: r.cfg.ThinkingLevel,
+		APIKey:        r.cfg.APIKey,
+	}
+	started := false
+	final := func() (m *ai.AssistantMessage) {
+		defer func() {
+			if p := recover(); p != nil {
+				m = nil
+				fmt.Fprintf(debugOut, "pisces: provider panic: %v\n%s", p, debug.Stack())
+			}
+		}()
+		return r.cfg.Provider.Stream(r.ctx, req, func(ev ai.AssistantEvent) {
+			switch ev.Type {
+			case ai.EvStart:
+				started = true
+				var snap *ai.AssistantMessage
+				if ev.Snapshot != nil {
+					snap = ev.Snapshot()
+				}
+				r.emit(&rpc.MessageStartEvent{Message: snap})
+			case ai.EvDone, ai.EvError:
+				// message_end follows below with the final message.
+			default:
+				up := &rpc.MessageUpdateEvent{Usage: ev.Usage, AssistantMessageEvent: ev, Legacy: r.cfg.LegacySnapshots}
+				if r.cfg.LegacySnapshots && ev.Snapshot != nil {
+					up.Partial = ev.Snapshot()
+				}
+				up.AssistantMessageEvent.Snapshot = nil
+				r.emit(up)
+			}
+		})
+	}()
+	if final == nil {
+		final = &ai.AssistantMessage{
+			Role: ai.RoleAssistant, Content: []ai.Content{}, API: r.cfg.Model.API,
+			Provider: r.cfg.Model.Provider, Model: r.cfg.Model.ID,
+			StopReason: ai.StopError, ErrorMessage: "provider failed unexpectedly", Timestamp: ai.NowMs(),
+		}
+	}
+	if !started {
+		r.emit(&rpc.MessageStartEvent{Message: final})
+	}
+	r.emit(&rpc.MessageEndEvent{Message: final})
+	r.context = append(r.context, final)
+	r.produced = append(r.produced, final)
+	r.last = final
+	return final
+}
+
+// executeTools runs the calls in order. In immediate interrupt mode a
+// steering message that arrives during a call skips the calls after it.
+func (r *runner) executeTools(calls []ai.Content) ([]*ai.ToolResultMessage, []ai.Message) {
+	var results []*ai.ToolResultMessage
+	var steered []ai.Message
+	for _, tc := range calls {
+		var res *ai.ToolResultMessage
+		if len(steered) > 0 {
+			res = r.skip(tc)
+		} else {
+			res = r.execute(tc)
+		}
+		results = append(results, res)
+		if len(steered) == 0 && r.interruptMode() == InterruptImmediate {
+			steered = r.steering()
+		}
+	}
+	return results, steered
+}
+
+func (r *runner) findTool(name string) tools.Tool {
+	for _, t := range r.cfg.Tools {
+		if t.Name() == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func (r *runner) skip(tc ai.Content) *ai.ToolResultMessage {
+	args := argsOf(tc)
+	r.emit(&rpc.ToolExecutionStartEvent{ToolCallID: tc.ID, ToolName: tc.Name, Args: args})
+	res := tools.ErrorResult(SkippedText)
+	return r.finish(tc, res, 0)
+}
+
+func (r *runner) execute(tc ai.Content) *ai.ToolResultMessage {
+	args := argsOf(tc)
+	r.emit(&rpc.ToolExecutionStartEvent{ToolCallID: tc.ID, ToolName: tc.Name, Args: args})
+	start := time.Now()
+	var res tools.Result
+	switch t := r.findTool(tc.Name); {
+	case r.ctx.Err() != nil:
+		res = tools.ErrorResult("Tool execution aborted")
+	case t == nil:
+		res = tools.ErrorResult(fmt.Sprintf("Tool %s not found", tc.Name))
+	case tc.ArgumentsError != "":
+		res = tools.ErrorResult(tc.ArgumentsError)
+	default:
+		res = r.run(t, tc, args)
+	}
+	return r.finish(tc, res, time.Since(start).Milliseconds())
+}
+
+// run calls a tool, turning a Go error or a panic into an error result.
+func (r *runner) run(t tools.Tool, tc ai.Content, args json.RawMessage) (res tools.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(debugOut, "pisces: tool %s panicked: %v\n%s", tc.Name, p, debug.Stack())
+			res = tools.ErrorResult(fmt.Sprintf("Tool %s failed: %v", tc.Name, p))
+		}
+	}()
+	out, err := t.Execute(r.ctx, tools.Call{
+		ID:   tc.ID,
+		Args: args,
+		OnUpdate: func(p tools.Result) {
+			r.emit(&rpc.ToolExecutionUpdateEvent{
+				ToolCallID: tc.ID, ToolName: tc.Name, Args: args,
+				PartialResult: rpc.ToolResultPayload{Content: p.Content, Details: p.Details},
+			})
+		},
+	})
+	if err != nil {
+		return tools.ErrorResult(err.Error())
+	}
+	return out
+}
+
+func (r *runner) finish(tc ai.Content, res tools.Result, ms int64) *ai.ToolResultMessage {
+	d := ms
+	r.emit(&rpc.ToolExecutionEndEvent{
+		ToolCallID: tc.ID, ToolName: tc.Name,
+		Result:  rpc.ToolResultPayload{Content: res.Content, Details: res.Details},
+		IsError: res.IsError, DurationMs: &d,
+	})
+	msg := &ai.ToolResultMessage{
+		Role: ai.RoleToolResult, ToolCallID: tc.ID, ToolName: tc.Name,
+		Content: res.Content, Details: res.Details, IsError: res.IsError,
+		DurationMs: &d, Timestamp: ai.NowMs(),
+	}
+	r.deliver(msg)
+	return msg
+}
+
+func argsOf(tc ai.Content) json.RawMessage {
+	if len(tc.Arguments) == 0 {
+		return json.RawMessage("{}")
+	}
+	return tc.Arguments
+}

@@ -1,0 +1,315 @@
+// Package cli parses Pisces' command line, builds the core session and runs
+// the selected mode.
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Args is the parsed command line.
+type Args struct {
+	Mode               string // text, json, rpc
+	Print              bool
+	Provider           string
+	Model              string
+	Models             []string
+	Thinking           string
+	APIKey             string
+	Tools              []string
+	ToolsSet           bool
+	NoTools            bool
+	ExcludeTools       []string
+	NoBuiltinTools     bool
+	SystemPrompt       string
+	AppendSystemPrompt []string
+	SessionDir         string
+	NoSession          bool
+	Session            string
+	SessionID          string
+	Continue           bool
+	Name               string
+	AgentDir           string
+	Script             string
+	RPCCompat          string
+	RPCDeltaInterval   time.Duration
+	PrintSchema        bool
+	NoContextFiles     bool
+	NoExtensions       bool
+	Extensions         []string
+	Approve            *bool
+	Offline            bool
+	ListModels         bool
+	ListModelsSearch   string
+	Export             []string
+	Verbose            bool
+	Version            bool
+	Help               bool
+	Messages           []string
+}
+
+// UsageError is a bad command line: one line on stderr, exit 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
+
+// ParseArgs reads the command line (without the program name).
+func ParseArgs(argv []string) (*Args, error) {
+	a := &Args{Mode: "text", RPCDeltaInterval: 16 * time.Millisecond}
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		if arg == "--" {
+			a.Messages = append(a.Messages, argv[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			a.Messages = append(a.Messages, arg)
+			continue
+		}
+		name, inline, hasInline := strings.Cut(arg, "=")
+		if !strings.HasPrefix(name, "--") {
+			hasInline = false
+			name = arg
+		}
+		value := func() (string, error) {
+			if hasInline {
+				return inline, nil
+			}
+			if i+1 >= len(argv) {
+				return "", usagef("%s needs a value", name)
+			}
+			i++
+			return argv[i], nil
+		}
+		noValue := func() error {
+			if hasInline {
+				return usagef("%s takes no value", name)
+			}
+			return nil
+		}
+		var err error
+		var v string
+		switch name {
+		case "--mode":
+			if v, err = value(); err == nil {
+				if v != "text" && v != "json" && v != "rpc" {
+					err = usagef("Invalid mode %q: expected text, json or rpc", v)
+				}
+				a.Mode = v
+			}
+		case "-p", "--print":
+			a.Print = true
+			err = noValue()
+		case "--provider":
+			a.Provider, err = value()
+		case "-m", "--model":
+			a.Model, err = value()
+		case "--models":
+			if v, err = value(); err == nil {
+				a.Models = splitList(v)
+			}
+		case "--thinking":
+			if v, err = value(); err == nil {
+				if !validLevel(v) {
+					err = usagef("Invalid thinking level %q: expected off, minimal, low, medium, high, xhigh or max", v)
+				}
+				a.Thinking = v
+			}
+		case "--api-key":
+			a.APIKey, err = value()
+		case "-t", "--tools":
+			if v, err = value(); err == nil {
+				a.Tools = splitList(v)
+				a.ToolsSet = true
+			}
+		case "--no-tools":
+			a.NoTools = true
+			err = noValue()
+		case "-xt", "--exclude-tools":
+			if v, err = value(); err == nil {
+				a.ExcludeTools = append(a.ExcludeTools, splitList(v)...)
+			}
+		case "--no-builtin-tools":
+			a.NoBuiltinTools = true
+			err = noValue()
+		case "--system-prompt":
+			a.SystemPrompt, err = value()
+		case "--append-system-prompt":
+			if v, err = value(); err == nil {
+				a.AppendSystemPrompt = append(a.AppendSystemPrompt, v)
+			}
+		case "--session-dir":
+			a.SessionDir, err = value()
+		case "--no-session":
+			a.NoSession = true
+			err = noValue()
+		case "--session":
+			a.Session, err = value()
+		case "--session-id":
+			a.SessionID, err = value()
+		case "-c", "--continue":
+			a.Continue = true
+			err = noValue()
+		case "-n", "--name":
+			a.Name, err = value()
+		case "--agent-dir":
+			a.AgentDir, err = value()
+		case "--script":
+			a.Script, err = value()
+		case "--rpc-compat":
+			if v, err = value(); err == nil {
+				if v != "legacy" && v != "current" {
+					err = usagef("Invalid --rpc-compat %q: expected legacy or current", v)
+				}
+				a.RPCCompat = v
+			}
+		case "--rpc-delta-interval":
+			if v, err = value(); err == nil {
+				a.RPCDeltaInterval, err = parseInterval(v)
+			}
+		case "--print-schema":
+			a.PrintSchema = true
+			err = noValue()
+		case "-nc", "--no-context-files":
+			a.NoContextFiles = true
+			err = noValue()
+		case "-ne", "--no-extensions":
+			a.NoExtensions = true
+			err = noValue()
+		case "-e", "--extension":
+			if v, err = value(); err == nil {
+				a.Extensions = append(a.Extensions, v)
+			}
+		case "-a", "--approve":
+			t := true
+			a.Approve = &t
+			err = noValue()
+		case "-na", "--no-approve":
+			f := false
+			a.Approve = &f
+			err = noValue()
+		case "--offline":
+			a.Offline = true
+			err = noValue()
+		case "--list-models":
+			a.ListModels = true
+			if hasInline {
+				a.ListModelsSearch = inline
+			} else if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+				i++
+				a.ListModelsSearch = argv[i]
+			}
+		case "--export":
+			if v, err = value(); err == nil {
+				a.Export = []string{v}
+				if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+					i++
+					a.Export = append(a.Export, argv[i])
+				}
+			}
+		case "--verbose":
+			a.Verbose = true
+			err = noValue()
+		case "-v", "--version":
+			a.Version = true
+		case "-h", "--help":
+			a.Help = true
+		// Flags of pi's terminal UI: accepted and ignored (no terminal UI here).
+		case "--theme", "--use-theme", "--tui-mode":
+			_, err = value()
+		case "--no-themes", "--no-mcp", "-ns", "--no-skills", "-np", "--no-prompt-templates":
+			err = noValue()
+		default:
+			err = usagef("Unknown option: %s (see --help)", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if a.Print && a.Mode == "text" {
+		a.Mode = "text"
+	}
+	return a, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func validLevel(s string) bool {
+	switch s {
+	case "off", "minimal", "low", "medium", "high", "xhigh", "max":
+		return true
+	}
+	return false
+}
+
+func parseInterval(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return d, nil
+	}
+	return 0, usagef("Invalid --rpc-delta-interval %q: expected milliseconds (e.g. 16) or a duration (e.g. 16ms)", v)
+}
+
+const helpText = `pisces - a headless coding agent speaking pi's RPC protocol
+
+Usage:
+  pisces [options] [message...]
+
+Modes:
+  --mode text|json|rpc        text (default): print the final answer; json: print
+                              every event as a JSON line; rpc: JSONL protocol on stdio
+  -p, --print                 print the final answer and exit
+
+Model:
+  --provider NAME             provider to use (e.g. scripted)
+  --model PATTERN             provider/id, an id or a pattern; ":level" sets thinking
+  --models A,B                models cycle_model goes through
+  --thinking LEVEL            off, minimal, low, medium, high, xhigh, max
+  --api-key KEY               API key for the provider
+  --script FILE               the scripted provider's script (docs/scripted-provider.md)
+
+Sessions:
+  --agent-dir DIR             config and sessions (default $PISCES_CODING_AGENT_DIR
+                              or ~/.pisces/agent; use ~/.pi/agent to share pi's)
+  --session-dir DIR           write session files straight into DIR
+  --no-session                keep the session in memory only
+  -c, --continue              continue the most recent session of this directory
+  --session PATH|ID           open a session file, or a session by id prefix
+  -n, --name NAME             name the session
+
+Prompt and tools:
+  --system-prompt TEXT        replace the system prompt
+  --append-system-prompt T    append text (or a file's contents); repeatable
+  -t, --tools A,B             active tools (read, bash, edit, write, grep, find, ls)
+  -xt, --exclude-tools A,B    tools to leave out
+  --no-tools                  no tools at all
+  -nc, --no-context-files     do not read AGENTS.md / CLAUDE.md
+
+RPC:
+  --rpc-compat legacy         the older wire (immediate prompt ack, auto_compaction_*,
+                              hook_error, message_update snapshots)
+  --rpc-delta-interval MS     merge text deltas within this window (default 16; 0 = never)
+  --print-schema              print the JSON Schema of the protocol
+
+Other:
+  --list-models [SEARCH]      list known models
+  --offline, --verbose, -a/--approve, -na/--no-approve, -ne/--no-extensions
+  --theme, --no-themes, --tui-mode   accepted and ignored (no terminal UI)
+  -v, --version               print the version
+  -h, --help                  this help
+  --                          end of options
+`

@@ -1,0 +1,429 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/ai/scripted"
+	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/models"
+	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/internal/settings"
+	"github.com/pisces-agent/pisces/internal/tools"
+)
+
+// Version is the program version (set at build time with -ldflags).
+var Version = "0.1.0-dev"
+
+// IO is the process's standard streams.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// StdinIsTTY tells whether stdin is a terminal (a piped stdin becomes the
+	// message in text and json modes).
+	StdinIsTTY bool
+}
+
+// Main runs Pisces and returns the exit code.
+func Main(argv []string, stdio IO) int {
+	a, err := ParseArgs(argv)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+		return 2
+	}
+	switch {
+	case a.Help:
+		fmt.Fprint(stdio.Stdout, helpText)
+		return 0
+	case a.Version:
+		fmt.Fprintf(stdio.Stdout, "pisces %s\n", Version)
+		return 0
+	case a.PrintSchema:
+		return printSchema(stdio)
+	}
+	if len(a.Extensions) > 0 {
+		fmt.Fprintln(stdio.Stderr, "pisces: extensions (-e/--extension) are not supported yet")
+		return 2
+	}
+	if len(a.Export) > 0 {
+		fmt.Fprintln(stdio.Stderr, "pisces: --export is not supported yet")
+		return 2
+	}
+	env, err := setup(a, stdio)
+	if err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+		return 1
+	}
+	if a.ListModels {
+		return listModels(env.registry, a.ListModelsSearch, stdio.Stdout)
+	}
+	sess, err := env.newCore()
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+		return 1
+	}
+	defer sess.Close()
+	if a.Name != "" {
+		if err := sess.SetSessionName(a.Name); err != nil {
+			fmt.Fprintf(stdio.Stderr, "pisces: --name: %v\n", err)
+			return 2
+		}
+	}
+	switch a.Mode {
+	case "rpc":
+		return runRPC(sess, a, stdio)
+	default:
+		return runPrint(sess, a, stdio)
+	}
+}
+
+// environment is everything set up from flags, settings and files.
+type environment struct {
+	args     *Args
+	stdio    IO
+	agentDir string
+	cwd      string
+	settings *settings.Settings
+	registry *models.Registry
+	model    *ai.Model
+	thinking string
+	scoped   []*ai.Model
+	tools    []tools.Tool
+	active   []string
+}
+
+func defaultAgentDir() string {
+	if d := os.Getenv("PISCES_CODING_AGENT_DIR"); d != "" {
+		return expandHome(d)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".pisces", "agent")
+	}
+	return filepath.Join(home, ".pisces", "agent")
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+func setup(a *Args, stdio IO) (*environment, error) {
+	env := &environment{args: a, stdio: stdio}
+	env.agentDir = defaultAgentDir()
+	if a.AgentDir != "" {
+		env.agentDir = expandHome(a.AgentDir)
+	}
+	if abs, err := filepath.Abs(env.agentDir); err == nil {
+		env.agentDir = abs
+	}
+	cwd, err := syscall.Getwd() // the physical cwd, as Node's process.cwd()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the working directory: %w", err)
+	}
+	env.cwd = cwd
+	st, err := settings.Load(env.agentDir, cwd)
+	if err != nil {
+		return nil, err
+	}
+	env.settings = st
+
+	env.registry = models.NewRegistry()
+	provider := a.Provider
+	if provider == "" && a.Script != "" {
+		provider = scripted.ProviderName
+	}
+	if provider == scripted.ProviderName || a.Script != "" {
+		if a.Script == "" {
+			return nil, usagef("--provider scripted needs --script FILE")
+		}
+		p, err := scripted.Load(a.Script)
+		if err != nil {
+			return nil, err
+		}
+		env.registry.Add(&models.ProviderEntry{Name: scripted.ProviderName, Provider: p, Models: []*ai.Model{p.Model()}, NoKey: true})
+	}
+
+	// Model: --model (with :level), else the scripted model, else settings.
+	pattern, level := a.Model, a.Thinking
+	if i := strings.LastIndex(pattern, ":"); i > 0 && validLevel(pattern[i+1:]) {
+		if level == "" {
+			level = pattern[i+1:]
+		}
+		pattern = pattern[:i]
+	}
+	switch {
+	case pattern != "":
+		m, err := env.registry.Resolve(provider, pattern)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		env.model = m
+	case provider != "":
+		p, ok := env.registry.Provider(provider)
+		if !ok || len(p.Models) == 0 {
+			return nil, usagef("Unknown provider %q (available: %s)", provider, strings.Join(providerNames(env.registry), ", "))
+		}
+		env.model = p.Models[0]
+	case st.DefaultProvider() != "" && st.DefaultModel() != "":
+		if m, ok := env.registry.Find(st.DefaultProvider(), st.DefaultModel()); ok {
+			env.model = m
+		}
+	}
+	env.thinking = level
+	for _, pat := range a.Models {
+		p := pat
+		if i := strings.LastIndex(p, ":"); i > 0 && validLevel(p[i+1:]) {
+			p = p[:i]
+		}
+		m, err := env.registry.Resolve("", p)
+		if err != nil {
+			return nil, usagef("--models: %v", err)
+		}
+		env.scoped = append(env.scoped, m)
+	}
+
+	// Tools.
+	toolEnv := tools.Env{Cwd: cwd, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir}
+	env.tools = tools.All(toolEnv)
+	known := map[string]bool{}
+	for _, t := range env.tools {
+		known[t.Name()] = true
+	}
+	active := append([]string(nil), tools.DefaultActive...)
+	if d := st.DefaultTools(); len(d) > 0 {
+		active = applyToolList(active, d)
+	}
+	if a.ToolsSet {
+		active = applyToolList(active, a.Tools)
+	}
+	if a.NoTools || a.NoBuiltinTools {
+		active = []string{}
+	}
+	for _, x := range a.ExcludeTools {
+		active = remove(active, x)
+	}
+	for _, n := range active {
+		if !known[n] {
+			return nil, usagef("Unknown tool %q (available: %s)", n, strings.Join(toolNames(env.tools), ", "))
+		}
+	}
+	env.active = active
+	return env, nil
+}
+
+// applyToolList applies a --tools list: plain names replace the set; a list
+// made only of +name/-name entries modifies it.
+func applyToolList(cur []string, list []string) []string {
+	modifiers := true
+	for _, x := range list {
+		if !strings.HasPrefix(x, "+") && !strings.HasPrefix(x, "-") {
+			modifiers = false
+		}
+	}
+	if !modifiers {
+		out := []string{}
+		for _, x := range list {
+			out = append(out, strings.TrimLeft(x, "+"))
+		}
+		return out
+	}
+	out := append([]string(nil), cur...)
+	for _, x := range list {
+		name := x[1:]
+		out = remove(out, name)
+		if x[0] == '+' {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func remove(list []string, name string) []string {
+	out := list[:0:0]
+	for _, x := range list {
+		if x != name {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func providerNames(r *models.Registry) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range r.All() {
+		if !seen[m.Provider] {
+			seen[m.Provider] = true
+			out = append(out, m.Provider)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"scripted (with --script FILE)"}
+	}
+	return out
+}
+
+// openStore opens or creates the session store the flags ask for.
+func (env *environment) openStore() (*session.Session, error) {
+	a := env.args
+	dir := env.sessionDir()
+	switch {
+	case a.NoSession:
+		return session.New(session.Options{Cwd: env.cwd, InMemory: true, ID: a.SessionID})
+	case a.Session != "":
+		path, err := session.Resolve(env.agentDir, env.cwd, a.SessionDir, a.Session)
+		if err != nil {
+			return nil, err
+		}
+		st, rep, err := session.Open(path)
+		if err == nil && rep.Skipped > 0 {
+			fmt.Fprintf(env.stdio.Stderr, "pisces: %s: skipped %d unreadable line(s)\n", path, rep.Skipped)
+		}
+		return st, err
+	case a.Continue:
+		path, err := session.MostRecent(dir)
+		if err == nil && path != "" {
+			st, _, err := session.Open(path)
+			return st, err
+		}
+	}
+	return session.New(session.Options{Dir: dir, Cwd: env.cwd, ID: a.SessionID})
+}
+
+func (env *environment) sessionDir() string {
+	if env.args.SessionDir != "" {
+		d, _ := filepath.Abs(expandHome(env.args.SessionDir))
+		return d
+	}
+	if d := os.Getenv("PISCES_CODING_AGENT_SESSION_DIR"); d != "" {
+		return expandHome(d)
+	}
+	if d := env.settings.SessionDir(); d != "" {
+		return expandHome(d)
+	}
+	return session.DirFor(env.agentDir, env.cwd)
+}
+
+func (env *environment) newCore() (*core.Session, error) {
+	store, err := env.openStore()
+	if err != nil {
+		return nil, err
+	}
+	sess, err := core.New(core.Options{
+		AgentDir:           env.agentDir,
+		Cwd:                env.cwd,
+		Settings:           env.settings,
+		Models:             env.registry,
+		Store:              store,
+		SessionDir:         env.sessionDir(),
+		InMemory:           env.args.NoSession,
+		Model:              env.model,
+		ThinkingLevel:      env.thinking,
+		ScopedModels:       env.scoped,
+		Tools:              env.tools,
+		ActiveTools:        env.active,
+		SystemPrompt:       env.args.SystemPrompt,
+		AppendSystemPrompt: env.args.AppendSystemPrompt,
+		NoContextFiles:     env.args.NoContextFiles,
+		APIKey:             env.args.APIKey,
+		LegacyWire:         env.args.RPCCompat == "legacy",
+		Log:                env.stdio.Stderr,
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return sess, nil
+}
+
+func listModels(r *models.Registry, search string, w io.Writer) int {
+	ms := r.All()
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].Provider != ms[j].Provider {
+			return ms[i].Provider < ms[j].Provider
+		}
+		return ms[i].ID < ms[j].ID
+	})
+	fmt.Fprintf(w, "%-16s %-40s %8s %8s %s\n", "provider", "model", "context", "max-out", "thinking")
+	for _, m := range ms {
+		if search != "" && !strings.Contains(strings.ToLower(m.Provider+"/"+m.ID+" "+m.Name), strings.ToLower(search)) {
+			continue
+		}
+		think := "no"
+		if m.Reasoning {
+			think = "yes"
+		}
+		fmt.Fprintf(w, "%-16s %-40s %8d %8d %s\n", m.Provider, m.ID, m.ContextWindow, m.MaxTokens, think)
+	}
+	return 0
+}
+
+// signalContext is cancelled on SIGINT, SIGTERM or SIGHUP; the returned
+// function reports which signal arrived (nil if none).
+func signalContext() (context.Context, func() os.Signal, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	var got os.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			got = s
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() os.Signal {
+			select {
+			case <-ctx.Done():
+				return got
+			default:
+				return nil
+			}
+		}, func() {
+			signal.Stop(ch)
+			close(done)
+			cancel()
+		}
+}
+
+// exitCodeFor maps a signal to the conventional exit code.
+func exitCodeFor(sig os.Signal) int {
+	switch sig {
+	case syscall.SIGTERM:
+		return 143
+	case syscall.SIGHUP:
+		return 129
+	default:
+		return 130
+	}
+}
+
+func toolNames(ts []tools.Tool) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Name())
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// runPrint runs text mode (-p: print the final answer) and json mode (every
+// event as one JSON line), both over the same core as RPC mode.
+func runPrint(sess *core.Session, a *Args, stdio IO) int {
+	msgs := append([]string(nil), a.Messages...)
+	if !stdio.StdinIsTTY && stdio.Stdin != nil {
+		b, err := io.ReadAll(stdio.Stdin)
+		if err != nil {
+			fmt.Fprintf(stdio.Stderr, "pisces: reading stdin: %v\n", err)
+			return 1
+		}
+		if piped := strings.TrimSpace(string(b)); piped != "" {
+			if len(msgs) > 0 {
+				msgs[0] = piped + "\n\n" + msgs[0]
+			} else {
+				msgs = []string{piped}
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		fmt.Fprintln(stdio.Stderr, "pisces: no message given (pass a message, pipe one on stdin, or use --mode rpc)")
+		return 2
+	}
+	out := bufio.NewWriter(stdio.Stdout)
+	defer out.Flush()
+	var mu sync.Mutex
+	var werr error
+	if a.Mode == "json" {
+		unsub := sess.Subscribe(func(ev rpc.Event) {
+			b, err := rpc.EncodeEvent(ev)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				fmt.Fprintf(stdio.Stderr, "pisces: cannot encode %s event: %v\n", ev.EventType(), err)
+				return
+			}
+			if werr == nil {
+				out.Write(b)
+				out.WriteByte('\n')
+				if ev.EventType() == rpc.EventAgentSettled || ev.EventType() == rpc.EventMessageEnd {
+					werr = out.Flush()
+				}
+			}
+		})
+		defer unsub()
+	}
+	ctx, sig, stop := signalContext()
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		sess.Abort()
+	}()
+	for _, m := range msgs {
+		if _, err := sess.Prompt(m, nil, ""); err != nil {
+			fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+			return 1
+		}
+		sess.WaitIdle()
+		if s := sig(); s != nil {
+			return exitCodeFor(s)
+		}
+	}
+	last := lastAssistant(sess.Messages())
+	if a.Mode != "json" {
+		if last != nil {
+			if t := strings.TrimSpace(ai.JoinText(last.Content, "")); t != "" {
+				fmt.Fprintln(out, t)
+			}
+		}
+	}
+	if last != nil && last.StopReason == ai.StopError {
+		out.Flush()
+		fmt.Fprintf(stdio.Stderr, "pisces: %s\n", last.ErrorMessage)
+		return 1
+	}
+	return 0
+}
+
+func lastAssistant(msgs []ai.Message) *ai.AssistantMessage {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if a, ok := msgs[i].(*ai.AssistantMessage); ok {
+			return a
+		}
+	}
+	return nil
+}

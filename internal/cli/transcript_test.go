@@ -1,0 +1,344 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/pisces-agent/pisces/internal/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output of transcript tests")
+
+// A transcript (testdata/rpc/*.txtar) drives the whole program in RPC mode:
+//
+//	-- args --        extra command-line flags, one per line (optional)
+//	-- script.json -- the scripted provider's script
+//	-- settings.json -- <agentDir>/settings.json (optional)
+//	-- in --          JSONL sent on stdin, plus directives:
+//	                    #wait TYPE [N]  wait until the Nth (default 1) output line of that type
+//	                    #sleep MS       pause
+//	                  a line with an "id" waits for its response before the next
+//	                  line is sent.
+//	-- out --         the expected stdout, normalised (timestamps, ids, paths).
+//
+// Expected output is first written by hand from the reference shapes; -update
+// rewrites it, and the result must be read before it is committed.
+func TestTranscripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/rpc/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no transcripts")
+	}
+	for _, f := range files {
+		f := f
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) {
+			runTranscript(t, f)
+		})
+	}
+}
+
+type outBuf struct {
+	mu    sync.Mutex
+	lines []string
+	cond  *sync.Cond
+	done  bool
+}
+
+func (o *outBuf) add(l string) {
+	o.mu.Lock()
+	o.lines = append(o.lines, l)
+	o.cond.Broadcast()
+	o.mu.Unlock()
+}
+
+// waitFor blocks until pred holds over the lines or the timeout passes.
+func (o *outBuf) waitFor(t *testing.T, what string, pred func([]string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	timer := time.AfterFunc(15*time.Second, func() {
+		o.mu.Lock()
+		o.cond.Broadcast()
+		o.mu.Unlock()
+	})
+	defer timer.Stop()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for !pred(o.lines) {
+		if o.done || time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; output so far:\n%s", what, strings.Join(o.lines, "\n"))
+		}
+		o.cond.Wait()
+	}
+}
+
+func runTranscript(t *testing.T, file string) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{}
+	for _, f := range ar.Files {
+		sections[f.Name] = string(f.Data)
+	}
+	dir := t.TempDir()
+	agentDir := filepath.Join(dir, "agent")
+	sessDir := filepath.Join(dir, "sessions")
+	os.MkdirAll(agentDir, 0o755)
+	script := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(script, []byte(sections["script.json"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := sections["settings.json"]; ok {
+		os.WriteFile(filepath.Join(agentDir, "settings.json"), []byte(s), 0o644)
+	}
+	for name, data := range sections {
+		if strings.HasPrefix(name, "files/") {
+			p := filepath.Join(dir, strings.TrimPrefix(name, "files/"))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(strings.ReplaceAll(data, "$TMP", dir)), 0o644)
+		}
+	}
+	args := []string{"--mode", "rpc", "--provider", "scripted", "--script", script,
+		"--agent-dir", agentDir, "--session-dir", sessDir, "--system-prompt", "You are a test agent."}
+	for _, l := range strings.Split(sections["args"], "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			args = append(args, strings.ReplaceAll(l, "$TMP", dir))
+		}
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	out := &outBuf{}
+	out.cond = sync.NewCond(&out.mu)
+	var stderr bytes.Buffer
+	var stderrMu sync.Mutex
+	exit := make(chan int, 1)
+	go func() {
+		code := cli.Main(args, cli.IO{Stdin: inR, Stdout: outW, Stderr: lockedWriter{&stderr, &stderrMu}, StdinIsTTY: true})
+		outW.Close()
+		exit <- code
+	}()
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			out.add(sc.Text())
+		}
+		out.mu.Lock()
+		out.done = true
+		out.cond.Broadcast()
+		out.mu.Unlock()
+	}()
+	out.waitFor(t, "ready", func(ls []string) bool { return len(ls) > 0 })
+	for _, line := range strings.Split(sections["in"], "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "//") {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			f := strings.Fields(line)
+			switch f[0] {
+			case "#wait":
+				n := 1
+				if len(f) > 2 {
+					n, _ = strconv.Atoi(f[2])
+				}
+				typ := f[1]
+				out.waitFor(t, line, func(ls []string) bool { return countType(ls, typ) >= n })
+			case "#sleep":
+				ms, _ := strconv.Atoi(f[1])
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+			default:
+				t.Fatalf("unknown directive %s", line)
+			}
+			continue
+		}
+		line = strings.ReplaceAll(line, "$TMP", dir)
+		if strings.Contains(line, "$ENTRY") {
+			line = resolveEntryRefs(t, line, sessDir)
+		}
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if id := idOf(line); id != "" {
+			out.waitFor(t, "response "+id, func(ls []string) bool { return hasResponse(ls, id) })
+		}
+	}
+	inW.Close()
+	var code int
+	select {
+	case code = <-exit:
+	case <-time.After(20 * time.Second):
+		t.Fatal("pisces did not exit after stdin closed")
+	}
+	<-readDone
+	if code != 0 {
+		stderrMu.Lock()
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	got := normalise(strings.Join(out.lines, "\n")+"\n", dir)
+	want := sections["out"]
+	if *update {
+		for i := range ar.Files {
+			if ar.Files[i].Name == "out" {
+				ar.Files[i].Data = []byte(got)
+			}
+		}
+		if _, ok := sections["out"]; !ok {
+			ar.Files = append(ar.Files, txtar.File{Name: "out", Data: []byte(got)})
+		}
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got != want {
+		t.Errorf("output differs (-want +got):\n%s", lineDiff(want, got))
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func idOf(line string) string {
+	var v struct {
+		ID   any    `json:"id"`
+		Type string `json:"type"`
+	}
+	if json.Unmarshal([]byte(line), &v) != nil {
+		return ""
+	}
+	if s, ok := v.ID.(string); ok && v.Type != "extension_ui_response" {
+		return s
+	}
+	return ""
+}
+
+func countType(lines []string, typ string) int {
+	n := 0
+	needle := `"type":"` + typ + `"`
+	for _, l := range lines {
+		if strings.HasPrefix(l, "{"+needle) || strings.Contains(l, ","+needle) && strings.HasPrefix(l, `{"id"`) {
+			n++
+		}
+	}
+	return n
+}
+
+func hasResponse(lines []string, id string) bool {
+	prefix := fmt.Sprintf(`{"id":%q,"type":"response"`, id)
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveEntryRefs replaces $ENTRY[n] with the id of the nth entry (from 0,
+// header excluded) of the newest session file.
+func resolveEntryRefs(t *testing.T, line, sessDir string) string {
+	files, _ := filepath.Glob(filepath.Join(sessDir, "*.jsonl"))
+	var newest string
+	var mt time.Time
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && !fi.ModTime().Before(mt) {
+			newest, mt = f, fi.ModTime()
+		}
+	}
+	if newest == "" {
+		t.Fatalf("no session file for %s", line)
+	}
+	b, _ := os.ReadFile(newest)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")[1:]
+	re := regexp.MustCompile(`\$ENTRY\[(\d+)\]`)
+	return re.ReplaceAllStringFunc(line, func(m string) string {
+		n, _ := strconv.Atoi(re.FindStringSubmatch(m)[1])
+		var e struct {
+			ID string `json:"id"`
+		}
+		json.Unmarshal([]byte(lines[n]), &e)
+		return e.ID
+	})
+}
+
+var (
+	reMs        = regexp.MustCompile(`"(timestamp|durationMs)":\d+`)
+	reISO       = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}[.-]\d{3}Z`)
+	reDate      = regexp.MustCompile(`\d{4}-\d{2}-\d{2}`)
+	reUUID      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	reEntryID   = regexp.MustCompile(`"(id|parentId|leafId|targetId|entryId|firstKeptEntryId|fromId)":"[0-9a-f]{8}"`)
+	reTmpSuffix = regexp.MustCompile(`pisces-bash-[0-9a-f]+\.log`)
+)
+
+func normalise(s, dir string) string {
+	s = strings.ReplaceAll(s, dir, "$TMP")
+	if wd, err := os.Getwd(); err == nil {
+		s = strings.ReplaceAll(s, wd, "$CWD")
+	}
+	s = reMs.ReplaceAllString(s, `"$1":0`)
+	s = reISO.ReplaceAllString(s, "<ts>")
+	s = reDate.ReplaceAllString(s, "<date>")
+	s = reUUID.ReplaceAllString(s, "<uuid>")
+	// Entry ids are random: number them in order of appearance.
+	ids := map[string]string{}
+	s = reEntryID.ReplaceAllStringFunc(s, func(m string) string {
+		sub := reEntryID.FindStringSubmatch(m)
+		v := m[len(sub[1])+4 : len(m)-1]
+		n, ok := ids[v]
+		if !ok {
+			n = fmt.Sprintf("E%d", len(ids)+1)
+			ids[v] = n
+		}
+		return fmt.Sprintf("%q:%q", sub[1], n)
+	})
+	s = reTmpSuffix.ReplaceAllString(s, "pisces-bash-X.log")
+	return s
+}
+
+func lineDiff(want, got string) string {
+	w := strings.Split(want, "\n")
+	g := strings.Split(got, "\n")
+	var b strings.Builder
+	n := len(w)
+	if len(g) > n {
+		n = len(g)
+	}
+	shown := 0
+	for i := 0; i < n && shown < 30; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n-%s\n+%s\n", i+1, wl, gl)
+			shown++
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,318 @@
+// Package core owns a running session: the agent loop, the tool set, the
+// queues, the model and thinking level, the settings, retry and persistence.
+// Every mode (print, json, RPC, and later WebSocket and ACP) is a thin
+// adapter over a *Session. The core knows nothing of stdin or JSON lines: it
+// publishes rpc.Event values to its subscribers.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/models"
+	"github.com/pisces-agent/pisces/internal/prompt"
+	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/internal/settings"
+	"github.com/pisces-agent/pisces/internal/tools"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// Queue modes.
+const (
+	QueueOneAtATime = "one-at-a-time"
+	QueueAll        = "all"
+)
+
+// Prompt dispositions (pi 1.5).
+const (
+	DispositionStarted = "started"
+	DispositionQueued  = "queued"
+	DispositionHandled = "handled"
+)
+
+// Streaming behaviours of a prompt sent while a run is going on.
+const (
+	BehaviorSteer    = "steer"
+	BehaviorFollowUp = "followUp"
+)
+
+// Errors the core returns to callers; transports show their text.
+var (
+	ErrBusy       = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+	ErrNoModel    = errors.New("No model selected. Use --model or set_model to choose one.")
+	ErrCompacting = errors.New("Cannot submit a prompt while compaction is in progress")
+)
+
+// Options configure a new core session.
+type Options struct {
+	AgentDir string
+	Cwd      string
+	Settings *settings.Settings
+	Models   *models.Registry
+	Store    *session.Session
+	// SessionDir is where new session files go ("" = per-cwd dir under the
+	// agent dir); InMemory keeps new sessions in memory.
+	SessionDir string
+	InMemory   bool
+
+	Model         *ai.Model
+	ThinkingLevel string
+	// ScopedModels limit cycle_model (--models); empty = all available.
+	ScopedModels []*ai.Model
+
+	Tools       []tools.Tool // every tool that can be activated
+	ActiveTools []string     // names of the active ones (nil = tools.DefaultActive)
+
+	SystemPrompt       string   // --system-prompt
+	AppendSystemPrompt []string // --append-system-prompt
+	NoContextFiles     bool
+	APIKey             string // --api-key override for the current provider
+
+	// LegacyWire selects the older wire's message_update snapshots.
+	LegacyWire bool
+	// Log receives diagnostics (never stdout). Default os.Stderr.
+	Log io.Writer
+	// Now is the clock (tests pin it).
+	Now func() time.Time
+}
+
+// Session is the core: one running conversation.
+type Session struct {
+	opts Options
+	log  io.Writer
+
+	mu            sync.Mutex
+	store         *session.Session
+	model         *ai.Model
+	thinking      string
+	active        []string
+	steering      []*queued
+	followUp      []*queued
+	steeringMode  string
+	followUpMode  string
+	interruptMode string
+	autoCompact   bool
+	autoRetry     bool
+	compacting    int
+	run           *runState
+	retryCancel   context.CancelFunc
+	pendingBash   []*ai.BashExecutionMessage
+	bash          *bashState
+	closed        bool
+
+	promptMu sync.Mutex
+	emitMu   sync.Mutex
+	subs     map[int]func(rpc.Event)
+	nextSub  int
+}
+
+type queued struct {
+	msg  *ai.UserMessage
+	text string
+}
+
+// New creates the core over an open session store.
+func New(opts Options) (*Session, error) {
+	if opts.Store == nil {
+		return nil, errors.New("core: no session store")
+	}
+	if opts.Models == nil {
+		opts.Models = models.NewRegistry()
+	}
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Settings == nil {
+		st, err := settings.Load(opts.AgentDir, opts.Cwd)
+		if err != nil {
+			return nil, err
+		}
+		opts.Settings = st
+	}
+	active := opts.ActiveTools
+	if active == nil {
+		active = append([]string(nil), tools.DefaultActive...)
+	}
+	st := opts.Settings
+	s := &Session{
+		opts:          opts,
+		log:           opts.Log,
+		store:         opts.Store,
+		model:         opts.Model,
+		active:        active,
+		steeringMode:  st.SteeringMode(),
+		followUpMode:  st.FollowUpMode(),
+		interruptMode: st.InterruptMode(),
+		autoCompact:   st.CompactionEnabled(),
+		autoRetry:     st.RetryEnabled(),
+		subs:          map[int]func(rpc.Event){},
+	}
+	level := opts.ThinkingLevel
+	if level == "" {
+		level = st.DefaultThinkingLevel()
+	}
+	s.thinking = models.Clamp(s.model, level)
+	if err := s.initStore(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// initStore records the model and thinking level of a fresh session, or
+// restores them from a resumed one, as pi does.
+func (s *Session) initStore() error {
+	ctx := s.store.BuildContext()
+	hasMessages := len(ctx.Messages) > 0
+	if !hasMessages {
+		if s.model != nil {
+			if _, err := s.store.AppendModelChange(s.model.Provider, s.model.ID); err != nil {
+				return err
+			}
+		}
+		_, err := s.store.AppendThinkingLevelChange(s.thinking)
+		return err
+	}
+	if s.opts.Model == nil && ctx.Provider != "" {
+		if m, ok := s.opts.Models.Find(ctx.Provider, ctx.ModelID); ok {
+			if _, ok := s.opts.Models.Key(m.Provider); ok {
+				s.model = m
+			}
+		}
+	}
+	if s.opts.ThinkingLevel == "" && s.hasThinkingEntry() {
+		s.thinking = models.Clamp(s.model, ctx.ThinkingLevel)
+	} else {
+		s.thinking = models.Clamp(s.model, s.thinking)
+		if _, err := s.store.AppendThinkingLevelChange(s.thinking); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) hasThinkingEntry() bool {
+	for _, e := range s.store.Entries() {
+		if e.Type == "thinking_level_change" {
+			return true
+		}
+	}
+	return false
+}
+
+// Subscribe registers fn for every event. fn is called synchronously, in
+// event order, from whichever goroutine emits; it must not block and must
+// not call back into the Session. It returns a function that unsubscribes.
+func (s *Session) Subscribe(fn func(rpc.Event)) func() {
+	s.emitMu.Lock()
+	id := s.nextSub
+	s.nextSub++
+	s.subs[id] = fn
+	s.emitMu.Unlock()
+	return func() {
+		s.emitMu.Lock()
+		delete(s.subs, id)
+		s.emitMu.Unlock()
+	}
+}
+
+// emit publishes an event to every subscriber. It must not be called with
+// s.mu held.
+func (s *Session) emit(ev rpc.Event) {
+	rpc.SetType(ev)
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	for _, fn := range s.subs {
+		fn(ev)
+	}
+}
+
+func (s *Session) logf(format string, args ...any) {
+	fmt.Fprintf(s.log, "pisces: "+format+"\n", args...)
+}
+
+// Store returns the current session store.
+func (s *Session) Store() *session.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store
+}
+
+// Model returns the current model (nil when none).
+func (s *Session) Model() *ai.Model {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
+}
+
+// ThinkingLevel returns the current thinking level.
+func (s *Session) ThinkingLevel() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.thinking
+}
+
+// Models returns the model registry.
+func (s *Session) Models() *models.Registry { return s.opts.Models }
+
+// Settings returns the settings.
+func (s *Session) Settings() *settings.Settings { return s.opts.Settings }
+
+// activeTools returns the active tool instances in the order of opts.Tools.
+func (s *Session) activeTools() []tools.Tool {
+	s.mu.Lock()
+	active := map[string]bool{}
+	for _, n := range s.active {
+		active[n] = true
+	}
+	s.mu.Unlock()
+	var out []tools.Tool
+	for _, t := range s.opts.Tools {
+		if active[t.Name()] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// systemPrompt builds the system prompt for the active tools and its
+// sections (for pi 1.5's system message).
+func (s *Session) systemPrompt(active []tools.Tool) (string, []prompt.Section) {
+	infos := make([]prompt.ToolInfo, 0, len(active))
+	for _, t := range active {
+		infos = append(infos, prompt.ToolInfo{Name: t.Name(), Description: t.Description()})
+	}
+	var files []prompt.ContextFile
+	if !s.opts.NoContextFiles {
+		files = prompt.LoadContextFiles(s.opts.AgentDir, s.opts.Cwd)
+	}
+	return prompt.Build(prompt.Options{
+		Cwd:            s.opts.Cwd,
+		AgentDir:       s.opts.AgentDir,
+		Tools:          infos,
+		CustomPrompt:   s.opts.SystemPrompt,
+		AppendPrompt:   s.opts.AppendSystemPrompt,
+		ContextFiles:   files,
+		Now:            s.opts.Now(),
+		NoContextFiles: s.opts.NoContextFiles,
+	})
+}
+
+// Close aborts any work and closes the session store.
+func (s *Session) Close() error {
+	s.Abort()
+	s.AbortBash()
+	s.mu.Lock()
+	s.closed = true
+	st := s.store
+	s.mu.Unlock()
+	return st.Close()
+}

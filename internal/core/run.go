@@ -1,0 +1,497 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/agent"
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/prompt"
+	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/internal/tools"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// runState is one run in progress (from the prompt to agent_settled).
+type runState struct {
+	id      int64
+	cancel  context.CancelFunc
+	done    chan struct{}
+	aborted atomic.Bool
+}
+
+var runIDs atomic.Int64
+
+// Prompt starts a run with text and images, or queues it while a run is
+// going on (behavior "steer" or "followUp"; empty is an error then). It
+// returns the disposition once the prompt is accepted.
+func (s *Session) Prompt(text string, images []ai.Content, behavior string) (string, error) {
+	return s.PromptThen(text, images, behavior, nil)
+}
+
+// PromptThen is Prompt with a function called with the disposition once the
+// prompt is accepted and before the run emits anything (transports send
+// their response there, so that it precedes agent_start).
+func (s *Session) PromptThen(text string, images []ai.Content, behavior string, accepted func(string)) (string, error) {
+	if accepted == nil {
+		accepted = func(string) {}
+	}
+	msg := s.userMessage(text, images)
+	s.mu.Lock()
+	if s.compacting > 0 {
+		s.mu.Unlock()
+		return "", ErrCompacting
+	}
+	if s.run != nil {
+		s.mu.Unlock()
+		switch behavior {
+		case BehaviorSteer:
+			s.enqueue(&s.steering, msg, text)
+			accepted(DispositionQueued)
+			return DispositionQueued, nil
+		case BehaviorFollowUp:
+			s.enqueue(&s.followUp, msg, text)
+			accepted(DispositionQueued)
+			return DispositionQueued, nil
+		case "":
+			return "", ErrBusy
+		default:
+			return "", fmt.Errorf("invalid streamingBehavior %q: expected \"steer\" or \"followUp\"", behavior)
+		}
+	}
+	if err := s.preflightLocked(); err != nil {
+		s.mu.Unlock()
+		return "", err
+	}
+	s.startRunLocked([]ai.Message{msg}, func() { accepted(DispositionStarted) })
+	return DispositionStarted, nil
+}
+
+// Steer queues a steering message. As in pi, a message queued while no run
+// is going on waits for the next run.
+func (s *Session) Steer(text string, images []ai.Content) (string, error) {
+	s.enqueue(&s.steering, s.userMessage(text, images), text)
+	return DispositionQueued, nil
+}
+
+// FollowUp queues a follow-up message, delivered when the agent would
+// otherwise stop.
+func (s *Session) FollowUp(text string, images []ai.Content) (string, error) {
+	s.enqueue(&s.followUp, s.userMessage(text, images), text)
+	return DispositionQueued, nil
+}
+
+// preflightLocked checks that a run can start.
+func (s *Session) preflightLocked() error {
+	if s.model == nil {
+		return ErrNoModel
+	}
+	if _, ok := s.opts.Models.Provider(s.model.Provider); !ok {
+		return fmt.Errorf("No provider registered for %s", s.model.Provider)
+	}
+	if s.opts.APIKey == "" {
+		if _, ok := s.opts.Models.Key(s.model.Provider); !ok {
+			return fmt.Errorf("No API key found for %s/%s", s.model.Provider, s.model.ID)
+		}
+	}
+	return nil
+}
+
+func (s *Session) userMessage(text string, images []ai.Content) *ai.UserMessage {
+	blocks := []ai.Content{ai.Text(text)}
+	blocks = append(blocks, images...)
+	return &ai.UserMessage{Role: ai.RoleUser, Content: ai.BlockContent(blocks...), Timestamp: ai.NowMs()}
+}
+
+func (s *Session) enqueue(q *[]*queued, msg *ai.UserMessage, text string) {
+	s.mu.Lock()
+	*q = append(*q, &queued{msg: msg, text: text})
+	s.mu.Unlock()
+	s.emitQueue()
+}
+
+// emitQueue publishes queue_update and queue_changed.
+func (s *Session) emitQueue() {
+	s.mu.Lock()
+	st, fu := texts(s.steering), texts(s.followUp)
+	s.mu.Unlock()
+	s.emit(&rpc.QueueUpdateEvent{Steering: st, FollowUp: fu})
+	s.emit(&rpc.QueueChangedEvent{PendingMessageCount: len(st) + len(fu)})
+}
+
+func texts(q []*queued) []string {
+	out := make([]string, 0, len(q))
+	for _, m := range q {
+		out = append(out, m.text)
+	}
+	return out
+}
+
+// dequeue takes messages per the queue mode.
+func (s *Session) dequeue(q *[]*queued, mode string) []ai.Message {
+	s.mu.Lock()
+	if len(*q) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	n := 1
+	if mode == QueueAll {
+		n = len(*q)
+	}
+	taken := (*q)[:n]
+	*q = append([]*queued(nil), (*q)[n:]...)
+	s.mu.Unlock()
+	out := make([]ai.Message, 0, len(taken))
+	for _, m := range taken {
+		m.msg.Timestamp = ai.NowMs()
+		out = append(out, m.msg)
+	}
+	s.emitQueue()
+	return out
+}
+
+// ClearQueue empties both queues and returns what was removed.
+func (s *Session) ClearQueue() (steering, followUp []string) {
+	s.mu.Lock()
+	steering, followUp = texts(s.steering), texts(s.followUp)
+	had := len(s.steering)+len(s.followUp) > 0
+	s.steering, s.followUp = nil, nil
+	s.mu.Unlock()
+	if had {
+		s.emitQueue()
+	}
+	return steering, followUp
+}
+
+// PendingCount is the number of queued messages.
+func (s *Session) PendingCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.steering) + len(s.followUp)
+}
+
+// Queues returns the queued texts.
+func (s *Session) Queues() (steering, followUp []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return texts(s.steering), texts(s.followUp)
+}
+
+// IsStreaming reports whether a run is going on.
+func (s *Session) IsStreaming() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run != nil
+}
+
+// startRunLocked starts a run goroutine; s.mu must be held and is released.
+func (s *Session) startRunLocked(prompts []ai.Message, accepted func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runState{id: runIDs.Add(1), cancel: cancel, done: make(chan struct{})}
+	s.run = r
+	bash := s.pendingBash
+	s.pendingBash = nil
+	s.mu.Unlock()
+	for _, b := range bash {
+		s.persist(b)
+	}
+	accepted()
+	go s.runLoop(ctx, r, prompts)
+}
+
+// Abort stops the current run (and a pending retry) and returns once it has
+// emitted agent_end and agent_settled. The queues are kept.
+func (s *Session) Abort() {
+	s.mu.Lock()
+	r := s.run
+	if s.retryCancel != nil {
+		s.retryCancel()
+	}
+	s.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.aborted.Store(true)
+	r.cancel()
+	<-r.done
+}
+
+// WaitIdle blocks until no run is going on.
+func (s *Session) WaitIdle() {
+	s.mu.Lock()
+	r := s.run
+	s.mu.Unlock()
+	if r != nil {
+		<-r.done
+	}
+}
+
+// AbortRetry cancels a pending retry delay.
+func (s *Session) AbortRetry() {
+	s.mu.Lock()
+	if s.retryCancel != nil {
+		s.retryCancel()
+	}
+	s.mu.Unlock()
+}
+
+// runLoop drives the agent loop until the run settles: retries, and queued
+// messages that arrived after the loop's last look, start further passes.
+func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message) {
+	defer func() {
+		s.mu.Lock()
+		s.run = nil
+		s.mu.Unlock()
+		r.cancel()
+		s.emit(&rpc.AgentSettledEvent{Aborted: r.aborted.Load()})
+		close(r.done)
+	}()
+	attempt := 0
+	for {
+		res := s.runOnce(ctx, prompts)
+		prompts = nil
+		last := res.Last
+		aborted := ctx.Err() != nil || (last != nil && last.StopReason == ai.StopAborted)
+		if aborted {
+			r.aborted.Store(true)
+		}
+		retry := false
+		var delay time.Duration
+		if !aborted && last != nil && last.StopReason == ai.StopError && s.retryAllowed(last, attempt) {
+			retry = true
+			attempt++
+			delay = s.retryDelay(attempt)
+		}
+		s.emit(&rpc.AgentEndEvent{Messages: ai.Messages(res.Messages), WillRetry: retry})
+		if retry {
+			if !s.waitRetry(ctx, last, attempt, delay) {
+				return
+			}
+			continue
+		}
+		if attempt > 0 {
+			ok := last != nil && last.StopReason != ai.StopError && !aborted
+			ev := &rpc.AutoRetryEndEvent{Success: ok, Attempt: attempt}
+			if !ok {
+				if aborted {
+					ev.FinalError = "Retry cancelled"
+				} else if last != nil {
+					ev.FinalError = last.ErrorMessage
+				}
+			}
+			s.emit(ev)
+			attempt = 0
+		}
+		if aborted || ctx.Err() != nil {
+			return
+		}
+		// A message queued after the loop's last look still gets its turn.
+		if s.PendingCount() == 0 {
+			return
+		}
+	}
+}
+
+// runOnce runs the agent loop once over the current context.
+func (s *Session) runOnce(ctx context.Context, prompts []ai.Message) agent.Result {
+	s.mu.Lock()
+	model, level, store := s.model, s.thinking, s.store
+	legacy := s.opts.LegacyWire
+	s.mu.Unlock()
+	entry, _ := s.opts.Models.Provider(model.Provider)
+	key := s.opts.APIKey
+	if key == "" {
+		key, _ = s.opts.Models.Key(model.Provider)
+	}
+	active := s.activeTools()
+	sysText, sections := s.systemPrompt(active)
+	history := store.BuildContext().Messages
+	if sm := s.systemMessageIfChanged(history, sysText, sections, active); sm != nil {
+		prompts = append([]ai.Message{sm}, prompts...)
+	}
+	cfg := &agent.Config{
+		Provider:      entry.Provider,
+		Model:         model,
+		ThinkingLevel: level,
+		SystemPrompt:  sysText,
+		Tools:         active,
+		APIKey:        key,
+		InterruptMode: func() string {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.interruptMode
+		},
+		Steering: func() []ai.Message {
+			s.mu.Lock()
+			mode := s.steeringMode
+			s.mu.Unlock()
+			return s.dequeue(&s.steering, mode)
+		},
+		FollowUp: func() []ai.Message {
+			s.mu.Lock()
+			mode := s.followUpMode
+			s.mu.Unlock()
+			return s.dequeue(&s.followUp, mode)
+		},
+		ConvertToLLM:    session.ConvertToLLM,
+		Emit:            s.onAgentEvent,
+		LegacySnapshots: legacy,
+	}
+	return agent.Run(ctx, cfg, history, prompts)
+}
+
+// onAgentEvent persists finished messages, then publishes the event.
+func (s *Session) onAgentEvent(ev rpc.Event) {
+	if e, ok := ev.(*rpc.MessageEndEvent); ok {
+		s.persist(e.Message)
+	}
+	s.emit(ev)
+}
+
+// persist appends a message to the session store.
+func (s *Session) persist(m ai.Message) {
+	st := s.Store()
+	if _, err := st.AppendMessage(m); err != nil {
+		s.logf("cannot write to the session file: %v", err)
+	}
+}
+
+// systemMessageIfChanged returns a system message (pi 1.5's checkpoint)
+// when the context has none or its prompt or tools differ.
+func (s *Session) systemMessageIfChanged(history []ai.Message, text string, sections []prompt.Section, active []tools.Tool) *ai.SystemMessage {
+	var last *ai.SystemMessage
+	for _, m := range history {
+		if sm, ok := m.(*ai.SystemMessage); ok {
+			last = sm
+		}
+	}
+	specs := make([]ai.ToolSpec, 0, len(active))
+	for _, t := range active {
+		specs = append(specs, ai.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+	if last != nil && last.Content.PlainText() == text && sameTools(last.ToolsAdded, specs) {
+		return nil
+	}
+	return &ai.SystemMessage{
+		Role:       ai.RoleSystem,
+		Content:    ai.StringContent(text),
+		Sections:   sectionsJSON(sections),
+		Timestamp:  ai.NowMs(),
+		ToolsAdded: specs,
+	}
+}
+
+func sameTools(a, b []ai.ToolSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description {
+			return false
+		}
+	}
+	return true
+}
+
+func sectionsJSON(sections []prompt.Section) json.RawMessage {
+	if len(sections) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i, sec := range sections {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.Write(jsonx.MustMarshal(sec.Name))
+		sb.WriteByte(':')
+		sb.Write(jsonx.MustMarshal(sec.Text))
+	}
+	sb.WriteByte('}')
+	return json.RawMessage(sb.String())
+}
+
+var retryablePattern = regexp.MustCompile(`(?i)overloaded|rate.?limit|too many requests|\b429\b|\b500\b|\b502\b|\b503\b|\b504\b|\b529\b|service.?unavailable|server.?error|internal.?error|connection.?(error|reset|refused)|fetch failed|timed? ?out|other side closed|terminated`)
+
+// retryAllowed reports whether a failed message should be retried.
+func (s *Session) retryAllowed(m *ai.AssistantMessage, attempt int) bool {
+	s.mu.Lock()
+	enabled := s.autoRetry
+	s.mu.Unlock()
+	if !enabled || attempt >= s.opts.Settings.RetryMaxRetries() {
+		return false
+	}
+	if isContextOverflow(m.ErrorMessage) {
+		return false
+	}
+	return retryablePattern.MatchString(m.ErrorMessage)
+}
+
+func (s *Session) retryDelay(attempt int) time.Duration {
+	base := time.Duration(s.opts.Settings.RetryBaseDelayMs()) * time.Millisecond
+	d := base << (attempt - 1)
+	if max := time.Duration(s.opts.Settings.RetryMaxDelayMs()) * time.Millisecond; max > 0 && d > max {
+		d = max
+	}
+	return d
+}
+
+// waitRetry announces a retry, hides the failed message from the context
+// (a context_edit entry, as pi 1.5 writes) and sleeps. It returns false when
+// the retry was cancelled (abort or abort_retry).
+func (s *Session) waitRetry(ctx context.Context, failed *ai.AssistantMessage, attempt int, delay time.Duration) bool {
+	s.emit(&rpc.AutoRetryStartEvent{
+		Attempt: attempt, MaxAttempts: s.opts.Settings.RetryMaxRetries(),
+		DelayMs: delay.Milliseconds(), ErrorMessage: failed.ErrorMessage,
+	})
+	st := s.Store()
+	if id := st.LeafID(); id != "" {
+		if e := st.Entry(id); e != nil && e.Type == "message" && e.Message == ai.Message(failed) {
+			if ce, err := st.AppendContextEdit(id, nil); err == nil {
+				s.emit(&rpc.EntryAppendedEvent{Entry: json.RawMessage(ce.Raw)})
+			} else {
+				s.logf("cannot write context_edit: %v", err)
+			}
+		}
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.retryCancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.retryCancel = nil
+		s.mu.Unlock()
+		cancel()
+	}()
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-rctx.Done():
+		s.emit(&rpc.AutoRetryEndEvent{Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
+		return false
+	}
+}
+
+var overflowPattern = regexp.MustCompile(`(?i)prompt is too long|input is too long for requested model|exceeds the context window|input token count.*exceeds the maximum|maximum prompt length is \d+|reduce the length of the messages|maximum context length is \d+ tokens|exceeds the limit of \d+|exceeds the available context size|greater than the context length|context window exceeds limit|exceeded model token limit|context[_ ]length[_ ]exceeded|too many tokens`)
+
+// isContextOverflow reports whether an error message says the context was
+// too long for the model.
+func isContextOverflow(msg string) bool { return overflowPattern.MatchString(msg) }
+
+// AbortAndPrompt aborts the current run (if any) and starts a new one with
+// the message; no other prompt can slip in between.
+func (s *Session) AbortAndPrompt(text string, images []ai.Content, accepted func(string)) (string, error) {
+	s.promptMu.Lock()
+	defer s.promptMu.Unlock()
+	s.Abort()
+	return s.PromptThen(text, images, "", accepted)
+}

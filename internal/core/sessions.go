@@ -1,0 +1,185 @@
+package core
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// Reasons of session_changed.
+const (
+	ChangeNew    = "new"
+	ChangeSwitch = "switch"
+	ChangeFork   = "fork"
+	ChangeTree   = "tree"
+	ChangeReload = "reload"
+)
+
+// sessionDir is where new session files of this cwd go.
+func (s *Session) sessionDir() string {
+	if s.opts.SessionDir != "" {
+		return s.opts.SessionDir
+	}
+	return session.DirFor(s.opts.AgentDir, s.opts.Cwd)
+}
+
+// replaceStore installs a new store, closes the old one and announces it.
+func (s *Session) replaceStore(st *session.Session, reason string) {
+	s.mu.Lock()
+	old := s.store
+	s.store = st
+	s.steering, s.followUp = nil, nil
+	s.pendingBash = nil
+	s.mu.Unlock()
+	if old != nil && old != st {
+		if err := old.Close(); err != nil {
+			s.logf("closing session: %v", err)
+		}
+	}
+	s.emitQueue()
+	s.emitSessionChanged(reason)
+}
+
+func (s *Session) emitSessionChanged(reason string) {
+	st := s.Store()
+	ev := &rpc.SessionChangedEvent{
+		Reason:       reason,
+		SessionID:    st.ID(),
+		SessionFile:  st.File(),
+		SessionName:  st.Name(),
+		MessageCount: len(st.BuildContext().Messages),
+	}
+	if id := st.LeafID(); id != "" {
+		ev.LeafID = &id
+	}
+	s.emit(ev)
+}
+
+// NewSession aborts any run and starts a new session.
+func (s *Session) NewSession(parentSession string) error {
+	s.Abort()
+	st, err := session.New(session.Options{Dir: s.sessionDir(), Cwd: s.opts.Cwd, InMemory: s.opts.InMemory, ParentSession: parentSession})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	level := s.thinking
+	s.mu.Unlock()
+	if _, err := st.AppendThinkingLevelChange(level); err != nil {
+		return err
+	}
+	s.replaceStore(st, ChangeNew)
+	return nil
+}
+
+// SwitchSession aborts any run and opens another session file, restoring
+// its model (when available) and thinking level.
+func (s *Session) SwitchSession(path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("Session file not found: %s", path)
+	}
+	s.Abort()
+	st, rep, err := session.Open(path)
+	if err != nil {
+		return err
+	}
+	if rep.Skipped > 0 {
+		s.logf("%s: skipped %d unreadable line(s)", path, rep.Skipped)
+	}
+	if cwd := st.Cwd(); cwd != "" {
+		if _, err := os.Stat(cwd); err != nil {
+			st.Close()
+			return fmt.Errorf("Stored session working directory does not exist: %s\nSession file: %s\nCurrent working directory: %s", cwd, path, s.opts.Cwd)
+		}
+	}
+	s.restoreFrom(st)
+	s.replaceStore(st, ChangeSwitch)
+	return nil
+}
+
+// restoreFrom takes the model and thinking level recorded on the session's
+// leaf path.
+func (s *Session) restoreFrom(st *session.Session) {
+	c := st.BuildContext()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Provider != "" {
+		if m, ok := s.opts.Models.Find(c.Provider, c.ModelID); ok {
+			if _, ok := s.opts.Models.Key(m.Provider); ok {
+				s.model = m
+			}
+		}
+	}
+	hasLevel := false
+	for _, e := range st.Entries() {
+		if e.Type == "thinking_level_change" {
+			hasLevel = true
+			break
+		}
+	}
+	if hasLevel {
+		s.thinking = clampFor(s.model, c.ThinkingLevel)
+	} else {
+		s.thinking = clampFor(s.model, s.opts.Settings.DefaultThinkingLevel())
+		if _, err := st.AppendThinkingLevelChange(s.thinking); err != nil {
+			s.logf("cannot write thinking_level_change: %v", err)
+		}
+	}
+}
+
+// Fork aborts any run and starts a new session holding the path up to the
+// parent of the user message entryID; it returns that message's text.
+func (s *Session) Fork(entryID string) (string, error) {
+	s.Abort()
+	old := s.Store()
+	e := old.Entry(entryID)
+	if e == nil || e.Type != "message" {
+		return "", fmt.Errorf("Invalid entry ID for forking")
+	}
+	um, ok := e.Message.(*ai.UserMessage)
+	if !ok {
+		return "", fmt.Errorf("Invalid entry ID for forking")
+	}
+	st, err := old.Fork(entryID, s.sessionDir())
+	if err != nil {
+		return "", err
+	}
+	s.replaceStore(st, ChangeFork)
+	return um.Content.PlainText(), nil
+}
+
+// Clone aborts any run and copies the current branch into a new session.
+func (s *Session) Clone() error {
+	s.Abort()
+	st, err := s.Store().Clone(s.sessionDir())
+	if err != nil {
+		return err
+	}
+	s.replaceStore(st, ChangeFork)
+	return nil
+}
+
+// ForkMessage is one user message that can be forked from.
+type ForkMessage struct {
+	EntryID string
+	Text    string
+}
+
+// ForkMessages lists every user message of the file, across branches.
+func (s *Session) ForkMessages() []ForkMessage {
+	var out []ForkMessage
+	for _, e := range s.Store().Entries() {
+		if e.Type != "message" {
+			continue
+		}
+		if um, ok := e.Message.(*ai.UserMessage); ok {
+			if t := um.Content.PlainText(); t != "" {
+				out = append(out, ForkMessage{EntryID: e.ID, Text: t})
+			}
+		}
+	}
+	return out
+}

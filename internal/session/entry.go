@@ -1,0 +1,613 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+)
+
+// CurrentVersion is the session format version Pisces writes (pi's
+// CURRENT_SESSION_VERSION).
+const CurrentVersion = 3
+
+// Entry types.
+const (
+	TypeSession             = "session"
+	TypeMessage             = "message"
+	TypeModelChange         = "model_change"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+	TypeUsage               = "usage"
+	TypeContextEdit         = "context_edit"
+)
+
+// Entry is one line of a session file after the header. Entries are
+// immutable once created: the store never changes an entry in place, and
+// callers must not either. Raw is what is (or was) written to disk.
+type Entry struct {
+	Type      string
+	ID        string
+	ParentID  *string // nil = JSON null
+	Timestamp string  // ISO "2006-01-02T15:04:05.000Z"
+
+	// message
+	Message ai.Message
+
+	// model_change (Provider, ModelID); usage (Provider, Model)
+	Provider string
+	ModelID  string
+	Model    string
+
+	// thinking_level_change
+	ThinkingLevel string
+
+	// compaction (Summary, FirstKeptEntryID, TokensBefore, Details, Usage,
+	// FromHook, SystemMessage); branch_summary (FromID, Summary, Details,
+	// Usage, FromHook)
+	Summary          string
+	FirstKeptEntryID string
+	TokensBefore     int64
+	Details          json.RawMessage // also custom_message
+	FromHook         *bool
+	SystemMessage    *ai.SystemMessage
+	FromID           string
+
+	// custom (CustomType, Data); custom_message (CustomType, Content,
+	// Display, Details)
+	CustomType string
+	Data       json.RawMessage
+	Content    ai.UserContent
+	Display    bool
+
+	// label (TargetID, Label); context_edit (TargetID, Replacement)
+	TargetID    string
+	Label       *string         // nil or "" clears
+	Replacement json.RawMessage // nil = null: hide the target
+
+	// session_info
+	Name string
+
+	// usage (Kind, Provider, Model, Usage, Note); Usage also for compaction
+	// and branch_summary
+	Kind  string
+	Usage *ai.Usage
+	Note  string
+
+	// Extra holds the members this build does not know for the entry's
+	// type (all members but the envelope for an unknown type), in order.
+	Extra jsonx.Extra
+
+	// Raw is the exact line as read or written, without the newline.
+	Raw []byte
+
+	fromIDNull bool
+}
+
+// IsRoot reports whether the entry has no parent.
+func (e *Entry) IsRoot() bool { return e.ParentID == nil }
+
+// Parent returns the parent id, "" for a root.
+func (e *Entry) Parent() string {
+	if e.ParentID == nil {
+		return ""
+	}
+	return *e.ParentID
+}
+
+// Role returns the message role of a message entry ("" otherwise).
+func (e *Entry) Role() string {
+	if e.Type != TypeMessage || e.Message == nil {
+		return ""
+	}
+	return e.Message.MessageRole()
+}
+
+// Header is the first line of a session file.
+type Header struct {
+	Type          string
+	Version       int
+	ID            string
+	Timestamp     string
+	Cwd           string
+	ParentSession string
+	Extra         jsonx.Extra
+	Raw           []byte
+}
+
+// parseHeader reads a header line; ok is false when the line is not an
+// object with type "session" and a string id.
+func parseHeader(line []byte) (Header, bool) {
+	ms, ok := members(nil, line)
+	if !ok {
+		return Header{}, false
+	}
+	h := Header{Version: 1, Raw: line}
+	hasID := false
+	for _, m := range ms {
+		switch m.key {
+		case "type":
+			h.Type, _ = str(m.val)
+		case "id":
+			h.ID, hasID = str(m.val)
+		case "version":
+			if f, err := strconv.ParseFloat(string(m.val), 64); err == nil {
+				h.Version = int(f)
+			}
+		case "timestamp":
+			h.Timestamp, _ = str(m.val)
+		case "cwd":
+			h.Cwd, _ = str(m.val)
+		case "parentSession":
+			h.ParentSession, _ = str(m.val)
+		default:
+			h.Extra = append(h.Extra, jsonx.Field{Key: m.key, Value: json.RawMessage(m.val)})
+		}
+	}
+	if h.Type != TypeSession || !hasID {
+		return Header{}, false
+	}
+	return h, true
+}
+
+type headerJSON struct {
+	Type          string `json:"type"`
+	Version       int    `json:"version"`
+	ID            string `json:"id"`
+	Timestamp     string `json:"timestamp"`
+	Cwd           string `json:"cwd"`
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+func newHeader(id, ts, cwd, parent string) Header {
+	h := Header{Type: TypeSession, Version: CurrentVersion, ID: id, Timestamp: ts, Cwd: cwd, ParentSession: parent}
+	h.Raw = jsonx.MustMarshal(headerJSON{h.Type, h.Version, h.ID, h.Timestamp, h.Cwd, h.ParentSession})
+	return h
+}
+
+// parseEntry fills an entry from a valid JSON object line. The message of a
+// message entry is not decoded here (see decodeEntryMessage).
+func parseEntry(e *Entry, line []byte, ms []member) {
+	e.Raw = line
+	for _, m := range ms {
+		if m.key == "type" {
+			e.Type, _ = str(m.val)
+			break
+		}
+	}
+	for _, m := range ms {
+		v := m.val
+		known := true
+		switch m.key {
+		case "type":
+		case "id":
+			e.ID, _ = str(v)
+		case "parentId":
+			if s, ok := str(v); ok {
+				e.ParentID = &s
+			}
+		case "timestamp":
+			e.Timestamp, _ = str(v)
+		default:
+			known = parseTypedField(e, m.key, v)
+		}
+		if !known {
+			e.Extra = append(e.Extra, jsonx.Field{Key: m.key, Value: json.RawMessage(v)})
+		}
+	}
+}
+
+func parseTypedField(e *Entry, key string, v []byte) bool {
+	switch e.Type {
+	case TypeMessage:
+		return key == "message" // decoded later
+	case TypeModelChange:
+		switch key {
+		case "provider":
+			e.Provider, _ = str(v)
+		case "modelId":
+			e.ModelID, _ = str(v)
+		default:
+			return false
+		}
+	case TypeThinkingLevelChange:
+		if key != "thinkingLevel" {
+			return false
+		}
+		e.ThinkingLevel, _ = str(v)
+	case TypeCompaction, TypeBranchSummary:
+		switch key {
+		case "summary":
+			e.Summary, _ = str(v)
+		case "details":
+			e.Details = json.RawMessage(v)
+		case "usage":
+			var u ai.Usage
+			if json.Unmarshal(v, &u) == nil {
+				e.Usage = &u
+			}
+		case "fromHook":
+			if b, ok := boolVal(v); ok {
+				e.FromHook = &b
+			}
+		default:
+			if e.Type == TypeCompaction {
+				switch key {
+				case "firstKeptEntryId":
+					e.FirstKeptEntryID, _ = str(v)
+				case "tokensBefore":
+					e.TokensBefore, _ = numInt(v)
+				case "systemMessage":
+					var sm ai.SystemMessage
+					if json.Unmarshal(v, &sm) == nil {
+						e.SystemMessage = &sm
+					}
+				default:
+					return false
+				}
+			} else {
+				if key != "fromId" {
+					return false
+				}
+				e.FromID, _ = str(v)
+				e.fromIDNull = isNull(v)
+			}
+		}
+	case TypeCustom:
+		switch key {
+		case "customType":
+			e.CustomType, _ = str(v)
+		case "data":
+			e.Data = json.RawMessage(v)
+		default:
+			return false
+		}
+	case TypeCustomMessage:
+		switch key {
+		case "customType":
+			e.CustomType, _ = str(v)
+		case "content":
+			_ = json.Unmarshal(v, &e.Content)
+		case "display":
+			e.Display, _ = boolVal(v)
+		case "details":
+			e.Details = json.RawMessage(v)
+		default:
+			return false
+		}
+	case TypeLabel:
+		switch key {
+		case "targetId":
+			e.TargetID, _ = str(v)
+		case "label":
+			if s, ok := str(v); ok {
+				e.Label = &s
+			}
+		default:
+			return false
+		}
+	case TypeSessionInfo:
+		if key != "name" {
+			return false
+		}
+		e.Name, _ = str(v)
+	case TypeUsage:
+		switch key {
+		case "kind":
+			e.Kind, _ = str(v)
+		case "provider":
+			e.Provider, _ = str(v)
+		case "model":
+			e.Model, _ = str(v)
+		case "usage":
+			var u ai.Usage
+			if json.Unmarshal(v, &u) == nil {
+				e.Usage = &u
+			}
+		case "note":
+			e.Note, _ = str(v)
+		default:
+			return false
+		}
+	case TypeContextEdit:
+		switch key {
+		case "targetId":
+			e.TargetID, _ = str(v)
+		case "replacement":
+			if !isNull(v) {
+				e.Replacement = json.RawMessage(v)
+			}
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// messageRaw returns the raw "message" member of a message entry.
+func messageRaw(line []byte) []byte {
+	var buf [8]member
+	ms, ok := members(buf[:0], line)
+	if !ok {
+		return nil
+	}
+	var raw []byte
+	for _, m := range ms {
+		if m.key == "message" {
+			raw = m.val
+		}
+	}
+	return raw
+}
+
+func boolVal(v []byte) (bool, bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+func numInt(v []byte) (int64, bool) {
+	if n, ok := fastInt(v); ok {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// rewriteMembers re-encodes the object raw with fn applied to its ordered
+// members. Values are kept byte for byte.
+func rewriteMembers(raw []byte, fn func([]member) []member) []byte {
+	ms, ok := members(nil, raw)
+	if !ok {
+		return raw
+	}
+	ms = fn(ms)
+	var b bytes.Buffer
+	b.Grow(len(raw) + 32)
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(jsonx.MustMarshal(m.key))
+		b.WriteByte(':')
+		b.Write(m.val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// setMember sets key to val in place, or appends it at the end (like
+// assigning a property of a JS object).
+func setMember(raw []byte, key string, val []byte) []byte {
+	return rewriteMembers(raw, func(ms []member) []member {
+		for i := range ms {
+			if ms[i].key == key {
+				ms[i].val = val
+				return ms
+			}
+		}
+		return append(ms, member{key, val})
+	})
+}
+
+func deleteMember(raw []byte, key string) []byte {
+	return rewriteMembers(raw, func(ms []member) []member {
+		out := ms[:0]
+		for _, m := range ms {
+			if m.key != key {
+				out = append(out, m)
+			}
+		}
+		return out
+	})
+}
+
+// reparse rebuilds an entry from a rewritten line, keeping its decoded
+// message.
+func reparse(old *Entry, line []byte) *Entry {
+	ms, _ := members(nil, line)
+	e := &Entry{}
+	parseEntry(e, line, ms)
+	e.Message = old.Message
+	return e
+}
+
+// withParent returns a copy of e whose parentId is parent.
+func withParent(e *Entry, parent *string) *Entry {
+	val := []byte("null")
+	if parent != nil {
+		val = jsonx.MustMarshal(*parent)
+	}
+	return reparse(e, setMember(e.Raw, "parentId", val))
+}
+
+// normalizeName trims a session name and turns line breaks into spaces.
+func normalizeName(name string) string {
+	var b strings.Builder
+	lines := strings.FieldsFunc(name, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if i > 0 && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(l)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// ---- JSON shapes of the entries Pisces writes, in pi's key order ----
+
+type messageEntryJSON struct {
+	Type      string     `json:"type"`
+	ID        string     `json:"id"`
+	ParentID  *string    `json:"parentId"`
+	Timestamp string     `json:"timestamp"`
+	Message   ai.Message `json:"message"`
+}
+
+type modelChangeJSON struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Timestamp string  `json:"timestamp"`
+	Provider  string  `json:"provider"`
+	ModelID   string  `json:"modelId"`
+}
+
+type thinkingLevelJSON struct {
+	Type          string  `json:"type"`
+	ID            string  `json:"id"`
+	ParentID      *string `json:"parentId"`
+	Timestamp     string  `json:"timestamp"`
+	ThinkingLevel string  `json:"thinkingLevel"`
+}
+
+type compactionJSON struct {
+	Type             string            `json:"type"`
+	ID               string            `json:"id"`
+	ParentID         *string           `json:"parentId"`
+	Timestamp        string            `json:"timestamp"`
+	Summary          string            `json:"summary"`
+	FirstKeptEntryID string            `json:"firstKeptEntryId"`
+	TokensBefore     int64             `json:"tokensBefore"`
+	Details          json.RawMessage   `json:"details,omitempty"`
+	Usage            *ai.Usage         `json:"usage,omitempty"`
+	FromHook         *bool             `json:"fromHook,omitempty"`
+	SystemMessage    *ai.SystemMessage `json:"systemMessage,omitempty"`
+}
+
+type branchSummaryJSON struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	ParentID  *string         `json:"parentId"`
+	Timestamp string          `json:"timestamp"`
+	FromID    string          `json:"fromId"`
+	Summary   string          `json:"summary"`
+	Details   json.RawMessage `json:"details,omitempty"`
+	Usage     *ai.Usage       `json:"usage,omitempty"`
+	FromHook  *bool           `json:"fromHook,omitempty"`
+}
+
+type customJSON struct {
+	Type       string          `json:"type"`
+	CustomType string          `json:"customType"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	ID         string          `json:"id"`
+	ParentID   *string         `json:"parentId"`
+	Timestamp  string          `json:"timestamp"`
+}
+
+type customMessageJSON struct {
+	Type       string          `json:"type"`
+	CustomType string          `json:"customType"`
+	Content    ai.UserContent  `json:"content"`
+	Display    bool            `json:"display"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	ID         string          `json:"id"`
+	ParentID   *string         `json:"parentId"`
+	Timestamp  string          `json:"timestamp"`
+}
+
+type labelJSON struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Timestamp string  `json:"timestamp"`
+	TargetID  string  `json:"targetId"`
+	Label     *string `json:"label,omitempty"`
+}
+
+type sessionInfoJSON struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Timestamp string  `json:"timestamp"`
+	Name      string  `json:"name"`
+}
+
+type usageJSON struct {
+	Type      string   `json:"type"`
+	ID        string   `json:"id"`
+	ParentID  *string  `json:"parentId"`
+	Timestamp string   `json:"timestamp"`
+	Kind      string   `json:"kind"`
+	Provider  string   `json:"provider"`
+	Model     string   `json:"model"`
+	Usage     ai.Usage `json:"usage"`
+	Note      string   `json:"note,omitempty"`
+}
+
+type contextEditJSON struct {
+	Type        string          `json:"type"`
+	ID          string          `json:"id"`
+	ParentID    *string         `json:"parentId"`
+	Timestamp   string          `json:"timestamp"`
+	TargetID    string          `json:"targetId"`
+	Replacement json.RawMessage `json:"replacement"`
+}
+
+// encode fills e.Raw from its typed fields, in pi's key order.
+func encode(e *Entry) error {
+	var v any
+	switch e.Type {
+	case TypeMessage:
+		v = messageEntryJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Message}
+	case TypeModelChange:
+		v = modelChangeJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Provider, e.ModelID}
+	case TypeThinkingLevelChange:
+		v = thinkingLevelJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.ThinkingLevel}
+	case TypeCompaction:
+		v = compactionJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Summary, e.FirstKeptEntryID, e.TokensBefore, e.Details, e.Usage, e.FromHook, e.SystemMessage}
+	case TypeBranchSummary:
+		v = branchSummaryJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.FromID, e.Summary, e.Details, e.Usage, e.FromHook}
+	case TypeCustom:
+		v = customJSON{e.Type, e.CustomType, e.Data, e.ID, e.ParentID, e.Timestamp}
+	case TypeCustomMessage:
+		v = customMessageJSON{e.Type, e.CustomType, e.Content, e.Display, e.Details, e.ID, e.ParentID, e.Timestamp}
+	case TypeLabel:
+		v = labelJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.TargetID, e.Label}
+	case TypeSessionInfo:
+		v = sessionInfoJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Name}
+	case TypeUsage:
+		var u ai.Usage
+		if e.Usage != nil {
+			u = *e.Usage
+		}
+		v = usageJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Kind, e.Provider, e.Model, u, e.Note}
+	case TypeContextEdit:
+		v = contextEditJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.TargetID, e.Replacement}
+	default:
+		return errUnknownType(e.Type)
+	}
+	b, err := jsonx.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.Raw = b
+	return nil
+}
+
+type errUnknownType string
+
+func (e errUnknownType) Error() string { return "session: cannot write entry of type " + strconv.Quote(string(e)) }

@@ -1,0 +1,5 @@
+package session
+
+const childEnv = "PISCES_SESSION_TEST_CHILD"
+
+func runChild() {}

@@ -1,0 +1,476 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+)
+
+// Info describes a session file for listings (pi's SessionInfo).
+type Info struct {
+	Path              string
+	ID                string
+	Cwd               string // "" if the header has none
+	Name              string // latest session_info name, "" if none
+	ParentSessionPath string
+	Created           time.Time // header timestamp
+	Modified          time.Time // latest user/assistant message, else header timestamp, else file mtime
+	MessageCount      int       // message entries
+	FirstMessage      string    // text of the first user message, "(no messages)" if none
+	AllMessagesText   string    // user and assistant texts joined by spaces
+}
+
+type cacheEntry struct {
+	size  int64
+	mtime int64
+	info  Info
+	ok    bool
+}
+
+// The listing cache: a file is read again whenever its size or mtime
+// changes, so a listing is never stale.
+var (
+	listCacheMu sync.RWMutex
+	listCache   = map[string]cacheEntry{}
+)
+
+// ClearListCache empties the in-process listing cache.
+func ClearListCache() {
+	listCacheMu.Lock()
+	listCache = map[string]cacheEntry{}
+	listCacheMu.Unlock()
+}
+
+// List returns the sessions in dir, newest first. cwdFilter, when not "",
+// keeps only sessions whose header cwd equals it (used for a custom
+// --session-dir). A missing dir lists nothing.
+func List(dir string, cwdFilter string) ([]Info, error) {
+	files, err := sessionFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	return infos(files, cwdFilter), nil
+}
+
+// ListAll returns the sessions of every directory under sessionsRoot
+// (<agentDir>/sessions), newest first.
+func ListAll(sessionsRoot string) ([]Info, error) {
+	des, err := os.ReadDir(sessionsRoot)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var files []string
+	for _, de := range des {
+		p := filepath.Join(sessionsRoot, de.Name())
+		if !de.IsDir() {
+			if de.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		fs, err := sessionFiles(p)
+		if err != nil {
+			continue
+		}
+		files = append(files, fs...)
+	}
+	return infos(files, ""), nil
+}
+
+func sessionFiles(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	files := make([]string, 0, len(des))
+	for _, de := range des {
+		if strings.HasSuffix(de.Name(), ".jsonl") && !de.IsDir() {
+			files = append(files, filepath.Join(dir, de.Name()))
+		}
+	}
+	return files, nil
+}
+
+func infos(files []string, cwdFilter string) []Info {
+	results := make([]cacheEntry, len(files))
+	workers := 2 * runtime.GOMAXPROCS(0)
+	if workers > len(files) {
+		workers = len(files)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				results[i], buf = infoOf(files[i], buf)
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]Info, 0, len(files))
+	for _, r := range results {
+		if r.ok && (cwdFilter == "" || r.info.Cwd == cwdFilter) {
+			out = append(out, r.info)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if !out[a].Modified.Equal(out[b].Modified) {
+			return out[a].Modified.After(out[b].Modified)
+		}
+		return out[a].Path > out[b].Path
+	})
+	return out
+}
+
+// infoOf returns the (cached) info of one file; buf is a reusable read
+// buffer.
+func infoOf(path string, buf []byte) (cacheEntry, []byte) {
+	f, err := os.Open(path)
+	if err != nil {
+		return cacheEntry{}, buf
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return cacheEntry{}, buf
+	}
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	listCacheMu.RLock()
+	c, hit := listCache[path]
+	listCacheMu.RUnlock()
+	if hit && c.size == size && c.mtime == mtime {
+		return c, buf
+	}
+	if int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+size/4+512)
+	}
+	buf = buf[:cap(buf)]
+	n, err := io.ReadFull(f, buf[:size])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return cacheEntry{}, buf
+	}
+	info, ok := scanInfo(path, buf[:n], fi.ModTime())
+	c = cacheEntry{size: size, mtime: mtime, info: info, ok: ok}
+	listCacheMu.Lock()
+	listCache[path] = c
+	listCacheMu.Unlock()
+	return c, buf
+}
+
+func parseISO(ts string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	return t, err == nil
+}
+
+// scanInfo reads what a listing needs from a session file without decoding
+// its messages. The strings it keeps are copies: data is reused.
+func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
+	info := Info{Path: path}
+	pos := 0
+	var h Header
+	found := false
+	for pos < len(data) {
+		line, next := nextLine(data, pos)
+		pos = next
+		if len(bytes.TrimSpace(line)) == 0 || !validJSON(line) {
+			continue
+		}
+		var ok bool
+		if h, ok = parseHeader(line); !ok {
+			return info, false
+		}
+		found = true
+		break
+	}
+	if !found {
+		return info, false
+	}
+	info.ID, info.Cwd, info.ParentSessionPath = h.ID, h.Cwd, h.ParentSession
+	info.Created, _ = parseISO(h.Timestamp)
+
+	var texts []string
+	var lastActivity int64
+	hasActivity := false
+	var mbuf, msgBuf []member
+	for pos < len(data) {
+		line, next := nextLine(data, pos)
+		pos = next
+		var ok bool
+		mbuf, ok = members(mbuf[:0], line)
+		if !ok {
+			continue
+		}
+		typ := ""
+		var msg, name, ets []byte
+		for _, m := range mbuf {
+			switch m.key {
+			case "type":
+				typ, _ = str(m.val)
+			case "message":
+				msg = m.val
+			case "name":
+				name = m.val
+			case "timestamp":
+				ets = m.val
+			}
+		}
+		switch typ {
+		case TypeSessionInfo:
+			n, _ := str(name)
+			info.Name = strings.TrimSpace(n)
+		case TypeMessage:
+			info.MessageCount++
+			if msg == nil {
+				continue
+			}
+			msgBuf, ok = members(msgBuf[:0], msg)
+			if !ok {
+				continue
+			}
+			role := ""
+			var content, mts []byte
+			for _, m := range msgBuf {
+				switch m.key {
+				case "role":
+					role, _ = str(m.val)
+				case "content":
+					content = m.val
+				case "timestamp":
+					mts = m.val
+				}
+			}
+			if role != ai.RoleUser && role != ai.RoleAssistant {
+				continue
+			}
+			if content == nil {
+				continue
+			}
+			if n, ok := fastFloat(mts); ok {
+				if !hasActivity || int64(n) > lastActivity {
+					lastActivity = int64(n)
+				}
+				hasActivity = true
+			} else if s, ok := str(ets); ok {
+				if t, ok := parseISO(s); ok {
+					if !hasActivity || t.UnixMilli() > lastActivity {
+						lastActivity = t.UnixMilli()
+					}
+					hasActivity = true
+				}
+			}
+			text := contentText(content)
+			if text == "" {
+				continue
+			}
+			texts = append(texts, text)
+			if info.FirstMessage == "" && role == ai.RoleUser {
+				info.FirstMessage = text
+			}
+		}
+	}
+	if info.FirstMessage == "" {
+		info.FirstMessage = "(no messages)"
+	}
+	info.AllMessagesText = strings.Join(texts, " ")
+	switch {
+	case hasActivity:
+		info.Modified = time.UnixMilli(lastActivity)
+	case !info.Created.IsZero():
+		info.Modified = info.Created
+	default:
+		info.Modified = mtime
+	}
+	return info, true
+}
+
+// contentText is pi's extractTextContent: a string content, or the text
+// blocks joined by spaces.
+func contentText(content []byte) string {
+	if len(content) > 0 && content[0] == '"' {
+		s, _ := unquote(content)
+		return s
+	}
+	var ebuf [16][]byte
+	els, ok := elements(ebuf[:0], content)
+	if !ok {
+		return ""
+	}
+	var sb strings.Builder
+	first := true
+	var bbuf [8]member
+	for _, el := range els {
+		ms, ok := members(bbuf[:0], el)
+		if !ok {
+			continue
+		}
+		isText := false
+		var text []byte
+		for _, m := range ms {
+			switch m.key {
+			case "type":
+				isText = string(m.val) == `"text"`
+			case "text":
+				text = m.val
+			}
+		}
+		if !isText {
+			continue
+		}
+		t, _ := str(text)
+		if !first {
+			sb.WriteByte(' ')
+		}
+		first = false
+		sb.WriteString(t)
+	}
+	return sb.String()
+}
+
+// MostRecent returns the newest valid session file in dir by mtime ("" if
+// there is none), for -c/--continue.
+func MostRecent(dir string) (string, error) {
+	files, err := sessionFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	type fm struct {
+		path  string
+		mtime time.Time
+	}
+	var fms []fm
+	for _, p := range files {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			fms = append(fms, fm{p, fi.ModTime()})
+		}
+	}
+	sort.SliceStable(fms, func(a, b int) bool { return fms[a].mtime.After(fms[b].mtime) })
+	for _, f := range fms {
+		if _, ok := ReadHeader(f.path); ok {
+			return f.path, nil
+		}
+	}
+	return "", nil
+}
+
+// ReadHeader reads the header of a session file (the first valid line,
+// looking at most 1 MiB into the file).
+func ReadHeader(path string) (Header, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, false
+	}
+	defer f.Close()
+	data := make([]byte, 0, 64<<10)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		pos := 0
+		for {
+			i := bytes.IndexByte(data[pos:], '\n')
+			complete := i >= 0
+			var line []byte
+			if complete {
+				line = data[pos : pos+i]
+			} else if err != nil {
+				line = data[pos:]
+			} else {
+				break
+			}
+			if len(bytes.TrimSpace(line)) > 0 && validJSON(line) {
+				h, ok := parseHeader(append([]byte(nil), line...))
+				return h, ok
+			}
+			if !complete {
+				return Header{}, false
+			}
+			pos += i + 1
+		}
+		if err != nil || len(data) >= 1<<20 {
+			return Header{}, false
+		}
+		if len(data) == cap(data) {
+			data = append(data, make([]byte, len(data))...)[:len(data)]
+		}
+	}
+}
+
+// Resolve finds the session named by --session: a path (anything with a
+// path separator or ending in .jsonl, relative to cwd), or a session id
+// prefix looked up first in the local session directory (sessionDir, or
+// DirFor(agentDir, cwd) when "") and then in all sessions.
+func Resolve(agentDir, cwd, sessionDir, arg string) (string, error) {
+	p, _, err := ResolveWhere(agentDir, cwd, sessionDir, arg)
+	return p, err
+}
+
+// ResolveWhere is Resolve that also says whether the session was found
+// outside the local directory (pi then offers to fork it).
+func ResolveWhere(agentDir, cwd, sessionDir, arg string) (path string, foreign bool, err error) {
+	if arg == "" {
+		return "", false, errors.New("session: empty --session argument")
+	}
+	if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".jsonl") {
+		if !filepath.IsAbs(arg) {
+			arg = filepath.Join(cwd, arg)
+		}
+		return filepath.Clean(arg), false, nil
+	}
+	local := sessionDir
+	filter := ""
+	if local == "" {
+		local = DirFor(agentDir, cwd)
+	}
+	if l, err := List(local, filter); err == nil {
+		if p := matchID(l, arg); p != "" {
+			return p, false, nil
+		}
+	}
+	all, err := ListAll(filepath.Join(agentDir, "sessions"))
+	if err != nil {
+		return "", false, err
+	}
+	if p := matchID(all, arg); p != "" {
+		return p, true, nil
+	}
+	return "", false, fmt.Errorf("No session found matching '%s'", arg)
+}
+
+func matchID(infos []Info, prefix string) string {
+	for _, i := range infos {
+		if i.ID == prefix {
+			return i.Path
+		}
+	}
+	for _, i := range infos {
+		if strings.HasPrefix(i.ID, prefix) {
+			return i.Path
+		}
+	}
+	return ""
+}

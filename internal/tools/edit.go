@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+//go:embed edit.md
+var editDescription string
+
+type editTool struct{ env Env }
+
+func (t *editTool) Name() string        { return "edit" }
+func (t *editTool) Description() string { return strings.TrimSpace(editDescription) }
+func (t *editTool) Parameters() json.RawMessage {
+	item := objectSchema(
+		prop{"oldText", typed("string", "Exact text to replace; it must occur exactly once in the original file and must not overlap another edit's oldText"), true},
+		prop{"newText", typed("string", "Text to put in its place"), true},
+	)
+	edits := `{"type":"array","description":"One or more replacements, each matched against the original file","items":` + string(item) + `}`
+	return objectSchema(
+		prop{"path", typed("string", "Path of the file to edit, relative to the working directory or absolute"), true},
+		prop{"edits", edits, true},
+	)
+}
+
+type editDetails struct {
+	Diff             string `json:"diff"`
+	Patch            string `json:"patch"`
+	FirstChangedLine *int   `json:"firstChangedLine,omitempty"`
+}
+
+// parseEdits reads "edits" (an array, a single object, or an array encoded as
+// a JSON string) plus the legacy top-level oldText/newText.
+func parseEdits(a *args) ([]textEdit, error) {
+	var list []json.RawMessage
+	if raw, ok := a.present("edits"); ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			raw = json.RawMessage(s)
+		}
+		trimmed := strings.TrimSpace(string(raw))
+		switch {
+		case strings.HasPrefix(trimmed, "["):
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return nil, a.fail("edits", "an array of {oldText, newText} objects")
+			}
+		case strings.HasPrefix(trimmed, "{"):
+			list = []json.RawMessage{raw}
+		default:
+			return nil, a.fail("edits", "an array of {oldText, newText} objects")
+		}
+	}
+	var edits []textEdit
+	for i, raw := range list {
+		ea, err := parseArgs("edit", raw)
+		if err != nil {
+			return nil, a.fail(fmt.Sprintf("edits[%d]", i), "an object with oldText and newText")
+		}
+		ea.tool = "edit"
+		oldText, _, err := ea.str("oldText", true)
+		if err != nil {
+			return nil, a.fail(fmt.Sprintf("edits[%d].oldText", i), "a string")
+		}
+		newText, _, err := ea.str("newText", true)
+		if err != nil {
+			return nil, a.fail(fmt.Sprintf("edits[%d].newText", i), "a string")
+		}
+		edits = append(edits, textEdit{oldText, newText})
+	}
+	oldText, hasOld, err := a.str("oldText", false)
+	if err != nil {
+		return nil, err
+	}
+	newText, hasNew, err := a.str("newText", false)
+	if err != nil {
+		return nil, err
+	}
+	if hasOld && hasNew {
+		edits = append(edits, textEdit{oldText, newText})
+	} else if hasOld != hasNew && len(edits) == 0 {
+		if hasOld {
+			return nil, a.fail("newText", "a string")
+		}
+		return nil, a.fail("oldText", "a string")
+	}
+	if len(edits) == 0 {
+		return nil, &argError{"Edit tool input is invalid. edits must contain at least one replacement."}
+	}
+	return edits, nil
+}
+
+func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
+	a, err := parseArgs("edit", call.Args)
+	if err != nil {
+		return errResult(err), nil
+	}
+	path, _, err := a.str("path", true)
+	if err != nil {
+		return errResult(err), nil
+	}
+	edits, err := parseEdits(a)
+	if err != nil {
+		return errResult(err), nil
+	}
+	if ctx.Err() != nil {
+		return ErrorResult("Operation aborted"), nil
+	}
+	abs := resolvePath(path, t.env.Cwd)
+	st, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ErrorResult("File not found: " + path), nil
+		}
+		return ErrorResult(fsError(err, "access", abs).Error()), nil
+	}
+	if st.IsDir() {
+		return ErrorResult("EISDIR: illegal operation on a directory, read"), nil
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return ErrorResult(fsError(err, "open", abs).Error()), nil
+	}
+	bom, content := stripBOM(strings.ToValidUTF8(string(data), "\uFFFD"))
+	ending := detectLineEnding(content)
+	base, result, err := applyEdits(normalizeToLF(content), edits, path)
+	if err != nil {
+		return errResult(err), nil
+	}
+	if ctx.Err() != nil {
+		return ErrorResult("Operation aborted"), nil
+	}
+	if err := os.WriteFile(abs, []byte(bom+restoreLineEndings(result, ending)), st.Mode().Perm()); err != nil {
+		return ErrorResult(fsError(err, "open", abs).Error()), nil
+	}
+	diff, first := displayDiff(base, result, 4)
+	det := editDetails{Diff: diff, Patch: unifiedPatch(path, base, result, 4)}
+	if first > 0 {
+		det.FirstChangedLine = &first
+	}
+	res := TextResult(fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(edits), path))
+	res.Details = details(det)
+	return res, nil
+}

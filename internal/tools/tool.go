@@ -1,0 +1,59 @@
+// Package tools holds the built-in tools (read, write, edit, bash, grep,
+// find, ls) and the interface every tool implements.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+)
+
+// Result is what a tool returns: content for the model, optional details for
+// clients, and whether it is an error the model should see.
+type Result struct {
+	Content []ai.Content
+	Details json.RawMessage // any JSON value; nil when absent
+	IsError bool
+}
+
+// ErrorResult is a failure the model should see.
+func ErrorResult(msg string) Result {
+	return Result{Content: []ai.Content{ai.Text(msg)}, IsError: true}
+}
+
+// TextResult is a plain successful text result.
+func TextResult(s string) Result { return Result{Content: []ai.Content{ai.Text(s)}} }
+
+// Call is one invocation of a tool.
+type Call struct {
+	ID   string
+	Args json.RawMessage // the model's arguments object
+	// OnUpdate, when set, receives the accumulated partial result while the
+	// tool runs (bash streams its output this way).
+	OnUpdate func(partial Result)
+}
+
+// Tool is a callable tool. Execute returns a Go error only for broken
+// infrastructure; anything the model should read (bad arguments, a missing
+// file, a failing command) is a Result with IsError set.
+type Tool interface {
+	Name() string
+	Description() string
+	Parameters() json.RawMessage // JSON Schema of the arguments object
+	Execute(ctx context.Context, call Call) (Result, error)
+}
+
+// Env is what the built-in tools need to know about their surroundings.
+type Env struct {
+	Cwd                string   // working directory; relative paths resolve here
+	ShellPath          string   // settings shellPath; empty = /bin/bash, bash on PATH, sh
+	ShellCommandPrefix string   // settings shellCommandPrefix, prepended with "\n"
+	AgentDir           string   // <agentDir>/bin is prepended to PATH for bash
+	ExtraEnv           []string // extra KEY=VALUE pairs for bash
+}
+
+// Spec returns the tool as declared to a model.
+func Spec(t Tool) ai.ToolSpec {
+	return ai.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()}
+}

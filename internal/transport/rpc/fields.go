@@ -1,0 +1,148 @@
+package rpcmode
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// field kinds for validation.
+const (
+	kString = "string"
+	kBool   = "boolean"
+	kArray  = "array"
+	kObject = "object"
+)
+
+type fieldSpec struct {
+	name     string
+	kind     string
+	required bool
+	enum     []string
+}
+
+// commandFields lists the typed fields of each command; a missing required
+// field or a field of the wrong type is an error naming it.
+var commandFields = map[string][]fieldSpec{
+	rpc.CmdPrompt: {
+		{name: "message", kind: kString, required: true},
+		{name: "images", kind: kArray},
+		{name: "streamingBehavior", kind: kString, enum: []string{"steer", "followUp"}},
+	},
+	rpc.CmdSteer:          {{name: "message", kind: kString, required: true}, {name: "images", kind: kArray}},
+	rpc.CmdFollowUp:       {{name: "message", kind: kString, required: true}, {name: "images", kind: kArray}},
+	rpc.CmdQueueMessage:   {{name: "message", kind: kString, required: true}, {name: "images", kind: kArray}},
+	rpc.CmdAbortAndPrompt: {{name: "message", kind: kString, required: true}, {name: "images", kind: kArray}},
+	rpc.CmdNewSession:     {{name: "parentSession", kind: kString}},
+	rpc.CmdSetModel:       {{name: "provider", kind: kString, required: true}, {name: "modelId", kind: kString, required: true}},
+	rpc.CmdSetThinkingLevel: {{name: "level", kind: kString, required: true,
+		enum: []string{"off", "minimal", "low", "medium", "high", "xhigh", "max"}}},
+	rpc.CmdSetSteeringMode:   {{name: "mode", kind: kString, required: true, enum: []string{"all", "one-at-a-time"}}},
+	rpc.CmdSetFollowUpMode:   {{name: "mode", kind: kString, required: true, enum: []string{"all", "one-at-a-time"}}},
+	rpc.CmdSetQueueMode:      {{name: "mode", kind: kString, required: true, enum: []string{"all", "one-at-a-time"}}},
+	rpc.CmdSetInterruptMode:  {{name: "mode", kind: kString, required: true, enum: []string{"immediate", "wait"}}},
+	rpc.CmdSetAutoCompaction: {{name: "enabled", kind: kBool, required: true}},
+	rpc.CmdSetAutoRetry:      {{name: "enabled", kind: kBool, required: true}},
+	rpc.CmdBash:              {{name: "command", kind: kString, required: true}, {name: "excludeFromContext", kind: kBool}},
+	rpc.CmdSwitchSession:     {{name: "sessionPath", kind: kString, required: true}},
+	rpc.CmdFork:              {{name: "entryId", kind: kString, required: true}},
+	rpc.CmdBranch:            {{name: "entryId", kind: kString, required: true}},
+	rpc.CmdGetEntries:        {{name: "since", kind: kString}},
+	rpc.CmdSetSessionName:    {{name: "name", kind: kString, required: true}},
+}
+
+// checkFields validates obj against the command's field list.
+func checkFields(cmd string, obj map[string]any) error {
+	for _, f := range commandFields[cmd] {
+		v, ok := obj[f.name]
+		if !ok || v == nil {
+			if f.required {
+				return fmt.Errorf("Missing field %q: expected %s", f.name, describe(f))
+			}
+			continue
+		}
+		if k := jsonKind(v); k != f.kind {
+			return fmt.Errorf("Invalid field %q: expected %s, got %s", f.name, describe(f), k)
+		}
+		if len(f.enum) > 0 {
+			s := v.(string)
+			okv := false
+			for _, e := range f.enum {
+				if e == s {
+					okv = true
+				}
+			}
+			if !okv {
+				return fmt.Errorf("Invalid field %q: expected %s, got %q", f.name, describe(f), s)
+			}
+		}
+		if f.name == "images" {
+			for i, im := range v.([]any) {
+				if err := checkImage(i, im); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func describe(f fieldSpec) string {
+	if len(f.enum) == 0 {
+		return "a " + f.kind
+	}
+	s := "one of "
+	for i, e := range f.enum {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%q", e)
+	}
+	return s
+}
+
+func checkImage(i int, v any) error {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("Invalid field \"images[%d]\": expected an object, got %s", i, jsonKind(v))
+	}
+	if t, _ := obj["type"].(string); t != "image" {
+		return fmt.Errorf("Invalid field \"images[%d].type\": expected \"image\"", i)
+	}
+	if src, ok := obj["source"]; ok {
+		so, ok := src.(map[string]any)
+		if !ok {
+			return fmt.Errorf("Invalid field \"images[%d].source\": expected an object, got %s", i, jsonKind(src))
+		}
+		switch so["type"] {
+		case "base64":
+			if _, ok := so["data"].(string); !ok {
+				return fmt.Errorf("Missing field \"images[%d].source.data\": expected a string", i)
+			}
+			if _, ok := so["mediaType"].(string); !ok {
+				return fmt.Errorf("Missing field \"images[%d].source.mediaType\": expected a string", i)
+			}
+		case "url":
+			return fmt.Errorf("Invalid field \"images[%d].source\": image URLs are not supported by the current provider; send base64 data", i)
+		default:
+			return fmt.Errorf("Invalid field \"images[%d].source.type\": expected \"base64\" or \"url\"", i)
+		}
+		return nil
+	}
+	if _, ok := obj["data"].(string); !ok {
+		return fmt.Errorf("Missing field \"images[%d].data\": expected a string", i)
+	}
+	if _, ok := obj["mimeType"].(string); !ok {
+		return fmt.Errorf("Missing field \"images[%d].mimeType\": expected a string", i)
+	}
+	return nil
+}
+
+// decode unmarshals a validated command line into v.
+func decode(line []byte, v any) error {
+	if err := json.Unmarshal(line, v); err != nil {
+		return fmt.Errorf("Invalid command: %v", err)
+	}
+	return nil
+}

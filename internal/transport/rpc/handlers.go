@@ -1,0 +1,400 @@
+package rpcmode
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// handler runs one command and returns its data (nil: no data member).
+type handler func(s *Server, line []byte) (any, error)
+
+// jsonNull is data that is literally null.
+var jsonNull = json.RawMessage("null")
+
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		rpc.CmdPrompt:             (*Server).prompt,
+		rpc.CmdSteer:              (*Server).steer,
+		rpc.CmdQueueMessage:       (*Server).steer,
+		rpc.CmdFollowUp:           (*Server).followUp,
+		rpc.CmdAbort:              func(s *Server, _ []byte) (any, error) { s.sess.Abort(); return nil, nil },
+		rpc.CmdAbortAndPrompt:     (*Server).abortAndPrompt,
+		rpc.CmdClearQueue:         (*Server).clearQueue,
+		rpc.CmdNewSession:         (*Server).newSession,
+		rpc.CmdGetState:           (*Server).getState,
+		rpc.CmdGetMessages:        func(s *Server, _ []byte) (any, error) { return rpc.MessagesData{Messages: s.sess.Messages()}, nil },
+		rpc.CmdSetModel:           (*Server).setModel,
+		rpc.CmdCycleModel:         (*Server).cycleModel,
+		rpc.CmdGetAvailableModels: (*Server).availableModels,
+		rpc.CmdSetThinkingLevel:   (*Server).setThinkingLevel,
+		rpc.CmdCycleThinkingLevel: (*Server).cycleThinkingLevel,
+		rpc.CmdGetAvailableThinkingLevels: func(s *Server, _ []byte) (any, error) {
+			return rpc.LevelsData{Levels: s.sess.AvailableThinkingLevels()}, nil
+		},
+		rpc.CmdSetSteeringMode:      (*Server).setMode,
+		rpc.CmdSetQueueMode:         (*Server).setMode,
+		rpc.CmdSetFollowUpMode:      (*Server).setMode,
+		rpc.CmdSetInterruptMode:     (*Server).setMode,
+		rpc.CmdSetAutoCompaction:    (*Server).setEnabled,
+		rpc.CmdSetAutoRetry:         (*Server).setEnabled,
+		rpc.CmdAbortRetry:           func(s *Server, _ []byte) (any, error) { s.sess.AbortRetry(); return nil, nil },
+		rpc.CmdBash:                 (*Server).bash,
+		rpc.CmdAbortBash:            func(s *Server, _ []byte) (any, error) { s.sess.AbortBash(); return nil, nil },
+		rpc.CmdGetSessionStats:      (*Server).stats,
+		rpc.CmdSwitchSession:        (*Server).switchSession,
+		rpc.CmdFork:                 (*Server).fork,
+		rpc.CmdBranch:               (*Server).fork,
+		rpc.CmdClone:                (*Server).clone,
+		rpc.CmdGetForkMessages:      (*Server).forkMessages,
+		rpc.CmdGetBranchMessages:    (*Server).forkMessages,
+		rpc.CmdGetEntries:           (*Server).entries,
+		rpc.CmdGetTree:              (*Server).tree,
+		rpc.CmdGetLastAssistantText: (*Server).lastAssistantText,
+		rpc.CmdSetSessionName:       (*Server).setSessionName,
+	}
+	for _, c := range []string{
+		rpc.CmdCompact, rpc.CmdNavigateTree, rpc.CmdSetLabel, rpc.CmdSetEntryLabel,
+		rpc.CmdAbortBranchSummary, rpc.CmdGetSessionTree, rpc.CmdListSessions,
+		rpc.CmdGetContextUsage, rpc.CmdGetTools, rpc.CmdSetActiveTools,
+		rpc.CmdGetCommands, rpc.CmdExportHTML, rpc.CmdReloadResources,
+	} {
+		name := c
+		handlers[c] = func(*Server, []byte) (any, error) {
+			return nil, fmt.Errorf("%s is not available yet in this version of Pisces", name)
+		}
+	}
+}
+
+// images converts the accepted image forms to content blocks.
+func images(in []rpc.ImageInput) []ai.Content {
+	var out []ai.Content
+	for _, im := range in {
+		if im.Source != nil {
+			out = append(out, ai.Image(im.Source.Data, im.Source.MediaType))
+			continue
+		}
+		out = append(out, ai.Image(im.Data, im.MimeType))
+	}
+	return out
+}
+
+func (s *Server) prompt(line []byte) (any, error) {
+	var c rpc.PromptCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if s.opts.Legacy {
+		// The older wire acknowledges at once and reports a failure to start
+		// as a second response with the same id.
+		s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true})
+		if _, err := s.sess.Prompt(c.Message, images(c.Images), c.StreamingBehavior); err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
+	_, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, s.acceptedResponse(c.ID, c.Type))
+	if err != nil {
+		return nil, err
+	}
+	return nil, errAnswered
+}
+
+// acceptedResponse answers a prompt once the core has accepted it, before
+// the run emits agent_start.
+func (s *Server) acceptedResponse(id, cmd string) func(string) {
+	return func(d string) {
+		b, _ := rpc.Marshal(rpc.PromptData{Disposition: d})
+		s.w.response(&rpc.Response{ID: id, Command: cmd, Success: true, Data: b})
+	}
+}
+
+func (s *Server) steer(line []byte) (any, error) {
+	var c rpc.MessageCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	d, err := s.sess.Steer(c.Message, images(c.Images))
+	if err != nil {
+		return nil, err
+	}
+	return rpc.PromptData{Disposition: d}, nil
+}
+
+func (s *Server) followUp(line []byte) (any, error) {
+	var c rpc.MessageCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	d, err := s.sess.FollowUp(c.Message, images(c.Images))
+	if err != nil {
+		return nil, err
+	}
+	return rpc.PromptData{Disposition: d}, nil
+}
+
+func (s *Server) abortAndPrompt(line []byte) (any, error) {
+	var c rpc.MessageCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if s.opts.Legacy {
+		s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true})
+		if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), nil); err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
+	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), s.acceptedResponse(c.ID, c.Type)); err != nil {
+		return nil, err
+	}
+	return nil, errAnswered
+}
+
+func (s *Server) clearQueue([]byte) (any, error) {
+	st, fu := s.sess.ClearQueue()
+	return rpc.ClearQueueData{Steering: st, FollowUp: fu}, nil
+}
+
+func (s *Server) newSession(line []byte) (any, error) {
+	var c rpc.NewSessionCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if err := s.sess.NewSession(c.ParentSession); err != nil {
+		return nil, err
+	}
+	return rpc.CancelledData{Cancelled: false}, nil
+}
+
+func (s *Server) getState([]byte) (any, error) {
+	st := s.sess.State()
+	return rpc.SessionState{
+		Model:                 st.Model,
+		ThinkingLevel:         st.ThinkingLevel,
+		IsStreaming:           st.IsStreaming,
+		IsCompacting:          st.IsCompacting,
+		SteeringMode:          st.SteeringMode,
+		FollowUpMode:          st.FollowUpMode,
+		SessionFile:           st.SessionFile,
+		SessionID:             st.SessionID,
+		SessionName:           st.SessionName,
+		AutoCompactionEnabled: st.AutoCompaction,
+		MessageCount:          st.MessageCount,
+		PendingMessageCount:   st.PendingMessageCount,
+		InterruptMode:         st.InterruptMode,
+		QueuedMessageCount:    st.PendingMessageCount,
+		QueueMode:             st.SteeringMode,
+	}, nil
+}
+
+func (s *Server) setModel(line []byte) (any, error) {
+	var c rpc.SetModelCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	return s.sess.SetModel(c.Provider, c.ModelID)
+}
+
+func (s *Server) cycleModel([]byte) (any, error) {
+	m, level, scoped := s.sess.CycleModel()
+	if m == nil {
+		return jsonNull, nil
+	}
+	return rpc.CycleModelData{Model: m, ThinkingLevel: level, IsScoped: scoped}, nil
+}
+
+func (s *Server) availableModels([]byte) (any, error) {
+	ms := s.sess.Models().Available()
+	if ms == nil {
+		ms = []*ai.Model{}
+	}
+	return rpc.ModelsData{Models: ms}, nil
+}
+
+func (s *Server) setThinkingLevel(line []byte) (any, error) {
+	var c rpc.SetThinkingLevelCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	_, err := s.sess.SetThinkingLevel(c.Level)
+	return nil, err
+}
+
+func (s *Server) cycleThinkingLevel([]byte) (any, error) {
+	l := s.sess.CycleThinkingLevel()
+	if l == "" {
+		return jsonNull, nil
+	}
+	return rpc.LevelData{Level: l}, nil
+}
+
+func (s *Server) setMode(line []byte) (any, error) {
+	var c rpc.SetModeCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	switch c.Type {
+	case rpc.CmdSetSteeringMode, rpc.CmdSetQueueMode:
+		return nil, s.sess.SetSteeringMode(c.Mode)
+	case rpc.CmdSetFollowUpMode:
+		return nil, s.sess.SetFollowUpMode(c.Mode)
+	default:
+		return nil, s.sess.SetInterruptMode(c.Mode)
+	}
+}
+
+func (s *Server) setEnabled(line []byte) (any, error) {
+	var c rpc.SetEnabledCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if c.Type == rpc.CmdSetAutoCompaction {
+		s.sess.SetAutoCompaction(c.Enabled)
+	} else {
+		s.sess.SetAutoRetry(c.Enabled)
+	}
+	return nil, nil
+}
+
+func (s *Server) bash(line []byte) (any, error) {
+	var c rpc.BashCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	r, err := s.sess.RunBash(c.ID, c.Command, c.ExcludeFromContext)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.BashData{Output: r.Output, ExitCode: r.ExitCode, Cancelled: r.Cancelled, Truncated: r.Truncated, FullOutputPath: r.FullOutputPath}, nil
+}
+
+func (s *Server) stats([]byte) (any, error) {
+	st := s.sess.Stats()
+	return rpc.SessionStats{
+		SessionFile: st.SessionFile, SessionID: st.SessionID,
+		UserMessages: st.UserMessages, AssistantMessages: st.AssistantMessages,
+		ToolCalls: st.ToolCalls, ToolResults: st.ToolResults, TotalMessages: st.TotalMessages,
+		Tokens: rpc.TokenStats{
+			Input: st.Tokens.Input, Output: st.Tokens.Output,
+			CacheRead: st.Tokens.CacheRead, CacheWrite: st.Tokens.CacheWrite,
+			Total: st.Tokens.TotalTokens,
+		},
+		Cost: st.Cost,
+	}, nil
+}
+
+func (s *Server) switchSession(line []byte) (any, error) {
+	var c rpc.SwitchSessionCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if err := s.sess.SwitchSession(c.SessionPath); err != nil {
+		return nil, err
+	}
+	return rpc.CancelledData{}, nil
+}
+
+func (s *Server) fork(line []byte) (any, error) {
+	var c rpc.ForkCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	text, err := s.sess.Fork(c.EntryID)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.ForkData{Text: text}, nil
+}
+
+func (s *Server) clone([]byte) (any, error) {
+	if err := s.sess.Clone(); err != nil {
+		return nil, err
+	}
+	return rpc.CancelledData{}, nil
+}
+
+func (s *Server) forkMessages([]byte) (any, error) {
+	out := []rpc.ForkMessage{}
+	for _, m := range s.sess.ForkMessages() {
+		out = append(out, rpc.ForkMessage{EntryID: m.EntryID, Text: m.Text})
+	}
+	return rpc.ForkMessagesData{Messages: out}, nil
+}
+
+func (s *Server) entries(line []byte) (any, error) {
+	var c rpc.GetEntriesCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	st := s.sess.Store()
+	all := st.Entries()
+	start := 0
+	if c.Since != "" {
+		start = -1
+		for i, e := range all {
+			if e.ID == c.Since {
+				start = i + 1
+				break
+			}
+		}
+		if start < 0 {
+			return nil, fmt.Errorf("Entry not found: %s", c.Since)
+		}
+	}
+	out := make([]json.RawMessage, 0, len(all)-start)
+	for _, e := range all[start:] {
+		out = append(out, json.RawMessage(e.Raw))
+	}
+	return rpc.EntriesData{Entries: out, LeafID: leafOf(st)}, nil
+}
+
+func leafOf(st *session.Session) *string {
+	if id := st.LeafID(); id != "" {
+		return &id
+	}
+	return nil
+}
+
+func (s *Server) tree([]byte) (any, error) {
+	st := s.sess.Store()
+	var conv func(ns []*session.TreeNode) []*rpc.TreeNode
+	conv = func(ns []*session.TreeNode) []*rpc.TreeNode {
+		out := make([]*rpc.TreeNode, 0, len(ns))
+		for _, n := range ns {
+			out = append(out, &rpc.TreeNode{
+				Entry: json.RawMessage(n.Entry.Raw), Children: conv(n.Children),
+				Label: n.Label, LabelTimestamp: n.LabelTimestamp,
+			})
+		}
+		return out
+	}
+	return rpc.TreeData{Tree: conv(st.Tree()), LeafID: leafOf(st)}, nil
+}
+
+func (s *Server) lastAssistantText([]byte) (any, error) {
+	t, ok := s.sess.LastAssistantText()
+	if !ok {
+		return rpc.TextData{}, nil
+	}
+	return rpc.TextData{Text: &t}, nil
+}
+
+func (s *Server) setSessionName(line []byte) (any, error) {
+	var c rpc.SetSessionNameCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	return nil, s.sess.SetSessionName(c.Name)
+}
+
+// errAnswered tells run that the handler already wrote its response.
+var errAnswered = fmt.Errorf("already answered")
+
+var _ = core.DispositionStarted

@@ -1,0 +1,281 @@
+// Package rpcmode is the stdio JSONL adapter of RPC mode: framing, the
+// dispatch table onto the core, and the event fan-out to stdout.
+package rpcmode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// Options configure a server.
+type Options struct {
+	// DeltaInterval merges deltas within this window (0 = never merge).
+	DeltaInterval time.Duration
+	// Legacy selects the older wire (--rpc-compat legacy).
+	Legacy bool
+	// Stderr receives diagnostics.
+	Stderr io.Writer
+}
+
+// Server speaks the protocol over one reader/writer pair.
+type Server struct {
+	sess *core.Session
+	opts Options
+	w    *writer
+	wg   sync.WaitGroup
+}
+
+// New creates a server for sess that writes to out.
+func New(sess *core.Session, out io.Writer, opts Options) *Server {
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	return &Server{sess: sess, opts: opts, w: newWriter(out, opts.DeltaInterval, opts.Stderr)}
+}
+
+// Serve writes the ready line, then reads commands until in ends or stop is
+// closed. Each command runs in its own goroutine (as pi does), so a long
+// bash or compact does not hold up get_state; responses may come out of
+// order and carry the request's id. Serve returns after every command has
+// been answered and the output is flushed.
+func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
+	unsub := s.sess.Subscribe(s.onEvent)
+	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- readLines(in, func(line []byte) bool {
+			select {
+			case lines <- line:
+				return true
+			case <-stop:
+				return false
+			}
+		})
+		close(lines)
+	}()
+	var err error
+	eof := false
+loop:
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				err = <-readErr
+				eof = true
+				break loop
+			}
+			s.handleLine(line)
+		case <-stop:
+			break loop
+		}
+	}
+	s.wg.Wait()
+	if eof {
+		// stdin ended: the running work finishes and is reported first.
+		s.sess.WaitIdle()
+	}
+	unsub()
+	s.w.close()
+	return err
+}
+
+// Close waits for the output to drain.
+func (s *Server) Close() { s.w.close() }
+
+func (s *Server) onEvent(ev rpc.Event) {
+	if s.opts.Legacy {
+		ev = legacyEvent(ev)
+		if ev == nil {
+			return
+		}
+	}
+	s.w.event(ev)
+}
+
+// readLines splits in on LF only, strips one trailing CR, and hands every
+// non-empty line to fn. There is no line-length limit; a final line without
+// LF is still handled.
+func readLines(in io.Reader, fn func([]byte) bool) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			if len(bytes.TrimSpace(line)) > 0 {
+				if !fn(line) {
+					return nil
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// handleLine parses one line and dispatches it.
+func (s *Server) handleLine(line []byte) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		s.w.response(&rpc.Response{Command: "parse", Error: "Failed to parse command: " + err.Error()})
+		return
+	}
+	if dec.More() {
+		// Keep the id of a readable first object, so the client can match.
+		id := ""
+		if obj, ok := v.(map[string]any); ok {
+			id, _ = idOf(obj)
+		}
+		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: "Failed to parse command: unexpected data after the JSON object (one command per line)"})
+		return
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		s.w.response(&rpc.Response{Command: "parse", Error: fmt.Sprintf("Failed to parse command: expected a JSON object, got %s", jsonKind(v))})
+		return
+	}
+	id, idErr := idOf(obj)
+	typ, hasType := obj["type"]
+	t, isString := typ.(string)
+	switch {
+	case idErr != nil:
+		s.w.response(&rpc.Response{Command: strOr(t, "parse"), Error: idErr.Error()})
+		return
+	case !hasType:
+		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: `Missing field "type": expected a string naming the command`})
+		return
+	case !isString:
+		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: fmt.Sprintf(`Invalid field "type": expected a string, got %s`, jsonKind(typ))})
+		return
+	}
+	if t == rpc.TypeExtensionUIResponse {
+		// No extension UI request can be pending yet: ignored, as pi ignores
+		// replies with an unknown id.
+		return
+	}
+	h, ok := handlers[t]
+	if !ok {
+		s.w.response(&rpc.Response{ID: id, Command: t, Error: "Unknown command: " + t})
+		return
+	}
+	if err := checkFields(t, obj); err != nil {
+		s.w.response(&rpc.Response{ID: id, Command: t, Error: err.Error()})
+		return
+	}
+	if !slowCommands[t] {
+		// Quick commands run in order on the reading goroutine, so that a
+		// client sees their answers in the order it asked.
+		if resp := s.run(h, t, id, line); resp != nil {
+			s.w.response(resp)
+		}
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		resp := s.run(h, t, id, line)
+		if resp != nil {
+			s.w.response(resp)
+		}
+	}()
+}
+
+// slowCommands may wait (for a run to stop, a shell command, a model call):
+// they run concurrently, as pi runs every command, and their responses may
+// overtake or follow others. Everything else answers at once, in order.
+var slowCommands = map[string]bool{
+	rpc.CmdAbort:          true,
+	rpc.CmdAbortAndPrompt: true,
+	rpc.CmdBash:           true,
+	rpc.CmdNewSession:     true,
+	rpc.CmdSwitchSession:  true,
+	rpc.CmdFork:           true,
+	rpc.CmdBranch:         true,
+	rpc.CmdClone:          true,
+	rpc.CmdCompact:        true,
+	rpc.CmdNavigateTree:   true,
+	rpc.CmdAbortBash:      true,
+}
+
+// run calls a handler, turning errors and panics into error responses.
+func (s *Server) run(h handler, t, id string, line []byte) (resp *rpc.Response) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(s.opts.Stderr, "pisces: %s handler panicked: %v\n", t, p)
+			resp = &rpc.Response{ID: id, Command: t, Error: fmt.Sprintf("Internal error while handling %s", t)}
+		}
+	}()
+	data, err := h(s, line)
+	if err == errAnswered {
+		return nil
+	}
+	if err != nil {
+		return &rpc.Response{ID: id, Command: t, Error: err.Error()}
+	}
+	r := &rpc.Response{ID: id, Command: t, Success: true}
+	if data != nil {
+		b, err := rpc.Marshal(data)
+		if err != nil {
+			return &rpc.Response{ID: id, Command: t, Error: "cannot encode the response: " + err.Error()}
+		}
+		r.Data = b
+	}
+	return r
+}
+
+func idOf(obj map[string]any) (string, error) {
+	v, ok := obj["id"]
+	if !ok || v == nil {
+		return "", nil
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case json.Number:
+		// Echoed as a string would change its type; refuse clearly.
+		return "", fmt.Errorf(`Invalid field "id": expected a string, got number`)
+	default:
+		return "", fmt.Errorf(`Invalid field "id": expected a string, got %s`, jsonKind(v))
+	}
+}
+
+func strOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number, float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "unknown"
+}

@@ -1,0 +1,221 @@
+package rpcmode
+
+import (
+	"bufio"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// frame is one outgoing line, encoded when the writer gets to it.
+type frame struct {
+	ev   rpc.Event     // an event, or
+	resp *rpc.Response // a response
+	raw  []byte        // or pre-encoded JSON
+
+	// delta merging (message_update *_delta frames only)
+	block   blockKey
+	isDelta bool
+	first   bool // first delta of its block: goes out at once
+}
+
+type blockKey struct {
+	msg   int64
+	index int
+	typ   string
+}
+
+// writer serialises every outgoing line onto stdout from one goroutine.
+//
+// Slow clients: the queue is unbounded, so the agent never blocks on
+// stdout. Consecutive deltas of one content block that are still queued are
+// merged into one message_update (the first delta of a block goes out at
+// once; later ones wait up to the delta interval so that more can join).
+// Nothing is dropped or reordered, and *_end events still carry the whole
+// content. With interval 0 no merging happens (one frame per chunk, as pi).
+type writer struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []*frame
+	closed   bool
+	done     chan struct{}
+	out      *bufio.Writer
+	interval time.Duration
+	errOut   io.Writer
+
+	msgSeq    int64 // counts assistant messages, to key blocks
+	lastDelta time.Time
+	seenBlock map[blockKey]bool
+
+	frames int64 // lines written (for tests and benchmarks)
+	err    error
+}
+
+func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
+	wr := &writer{
+		done:      make(chan struct{}),
+		out:       bufio.NewWriterSize(w, 64<<10),
+		interval:  interval,
+		errOut:    errOut,
+		seenBlock: map[blockKey]bool{},
+	}
+	wr.cond = sync.NewCond(&wr.mu)
+	go wr.loop()
+	return wr
+}
+
+// event queues an event, merging it into a queued delta when it can.
+func (w *writer) event(ev rpc.Event) {
+	f := &frame{ev: ev}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	switch e := ev.(type) {
+	case *rpc.MessageStartEvent:
+		if e.Message != nil && e.Message.MessageRole() == ai.RoleAssistant {
+			w.msgSeq++
+		}
+	case *rpc.MessageUpdateEvent:
+		ame := e.AssistantMessageEvent
+		if ame.IsDelta() {
+			f.isDelta = true
+			f.block = blockKey{w.msgSeq, ame.ContentIndex, ame.Type}
+			if !w.seenBlock[f.block] {
+				w.seenBlock[f.block] = true
+				f.first = true
+			} else if w.interval > 0 && len(w.queue) > 0 {
+				last := w.queue[len(w.queue)-1]
+				if last.isDelta && !last.first && last.block == f.block {
+					prev := last.ev.(*rpc.MessageUpdateEvent)
+					merged := *prev
+					merged.AssistantMessageEvent.Delta += ame.Delta
+					merged.Usage = e.Usage
+					if e.Partial != nil {
+						merged.Partial = e.Partial
+					}
+					last.ev = &merged
+					return
+				}
+			}
+		} else if ame.Type == ai.EvTextEnd || ame.Type == ai.EvThinkingEnd || ame.Type == ai.EvToolCallEnd {
+			delete(w.seenBlock, blockKey{w.msgSeq, ame.ContentIndex, deltaTypeOf(ame.Type)})
+		}
+	}
+	w.queue = append(w.queue, f)
+	w.cond.Signal()
+}
+
+func deltaTypeOf(endType string) string {
+	switch endType {
+	case ai.EvTextEnd:
+		return ai.EvTextDelta
+	case ai.EvThinkingEnd:
+		return ai.EvThinkingDelta
+	default:
+		return ai.EvToolCallDelta
+	}
+}
+
+// response queues a response.
+func (w *writer) response(r *rpc.Response) {
+	w.push(&frame{resp: r})
+}
+
+// raw queues pre-encoded JSON.
+func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
+
+func (w *writer) push(f *frame) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.queue = append(w.queue, f)
+	w.cond.Signal()
+}
+
+// close flushes everything queued and stops the writer.
+func (w *writer) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.cond.Signal()
+	w.mu.Unlock()
+	<-w.done
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.closed {
+			w.cond.Wait()
+		}
+		if len(w.queue) == 0 && w.closed {
+			w.mu.Unlock()
+			w.flush()
+			return
+		}
+		f := w.queue[0]
+		// A later delta of a block waits out the interval, so that more
+		// deltas can be merged into it (unless we are shutting down).
+		if f.isDelta && !f.first && w.interval > 0 && !w.closed {
+			if wait := time.Until(w.lastDelta.Add(w.interval)); wait > 0 {
+				w.mu.Unlock()
+				w.flush()
+				time.Sleep(wait)
+				continue
+			}
+		}
+		w.queue[0] = nil
+		w.queue = w.queue[1:]
+		more := len(w.queue) > 0
+		if f.isDelta {
+			w.lastDelta = time.Now()
+		}
+		w.mu.Unlock()
+		w.write(f)
+		if !more {
+			w.flush()
+		}
+	}
+}
+
+func (w *writer) write(f *frame) {
+	var b []byte
+	var err error
+	switch {
+	case f.raw != nil:
+		b = f.raw
+	case f.resp != nil:
+		b, err = f.resp.MarshalJSON()
+	default:
+		b, err = rpc.EncodeEvent(f.ev)
+	}
+	if err != nil {
+		io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
+		return
+	}
+	if w.err != nil {
+		return
+	}
+	w.out.Write(b)
+	if err := w.out.WriteByte('\n'); err != nil {
+		w.err = err
+	}
+	w.mu.Lock()
+	w.frames++
+	w.mu.Unlock()
+}
+
+func (w *writer) flush() {
+	if w.err == nil {
+		if err := w.out.Flush(); err != nil {
+			w.err = err
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package rpc
+
+import (
+	"encoding/json"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+)
+
+// Command names.
+const (
+	CmdPrompt                     = "prompt"
+	CmdSteer                      = "steer"
+	CmdFollowUp                   = "follow_up"
+	CmdAbort                      = "abort"
+	CmdAbortAndPrompt             = "abort_and_prompt"
+	CmdClearQueue                 = "clear_queue"
+	CmdNewSession                 = "new_session"
+	CmdGetState                   = "get_state"
+	CmdGetMessages                = "get_messages"
+	CmdSetModel                   = "set_model"
+	CmdCycleModel                 = "cycle_model"
+	CmdGetAvailableModels         = "get_available_models"
+	CmdSetThinkingLevel           = "set_thinking_level"
+	CmdCycleThinkingLevel         = "cycle_thinking_level"
+	CmdGetAvailableThinkingLevels = "get_available_thinking_levels"
+	CmdSetSteeringMode            = "set_steering_mode"
+	CmdSetFollowUpMode            = "set_follow_up_mode"
+	CmdSetInterruptMode           = "set_interrupt_mode"
+	CmdSetAutoCompaction          = "set_auto_compaction"
+	CmdSetAutoRetry               = "set_auto_retry"
+	CmdAbortRetry                 = "abort_retry"
+	CmdBash                       = "bash"
+	CmdAbortBash                  = "abort_bash"
+	CmdGetSessionStats            = "get_session_stats"
+	CmdSwitchSession              = "switch_session"
+	CmdFork                       = "fork"
+	CmdClone                      = "clone"
+	CmdGetForkMessages            = "get_fork_messages"
+	CmdGetEntries                 = "get_entries"
+	CmdGetTree                    = "get_tree"
+	CmdGetLastAssistantText       = "get_last_assistant_text"
+	CmdSetSessionName             = "set_session_name"
+	// Older names of the references.
+	CmdBranch            = "branch"              // = fork
+	CmdGetBranchMessages = "get_branch_messages" // = get_fork_messages
+	CmdQueueMessage      = "queue_message"       // = steer
+	CmdSetQueueMode      = "set_queue_mode"      // = set_steering_mode
+	// Owned by later work; answered with a clear error until then.
+	CmdCompact            = "compact"
+	CmdNavigateTree       = "navigate_tree"
+	CmdSetLabel           = "set_label"
+	CmdSetEntryLabel      = "set_entry_label"
+	CmdAbortBranchSummary = "abort_branch_summary"
+	CmdGetSessionTree     = "get_session_tree"
+	CmdListSessions       = "list_sessions"
+	CmdGetContextUsage    = "get_context_usage"
+	CmdGetTools           = "get_tools"
+	CmdSetActiveTools     = "set_active_tools"
+	CmdGetCommands        = "get_commands"
+	CmdExportHTML         = "export_html"
+	CmdReloadResources    = "reload_resources"
+	// The extension UI reply (not a command; routed to the pending request).
+	TypeExtensionUIResponse = "extension_ui_response"
+)
+
+// ImageInput is an image attached to a prompt: pi's {type:"image", data,
+// mimeType} or the references' {type:"image", source:{type:"base64",
+// mediaType, data}} (or a URL source).
+type ImageInput struct {
+	Type     string       `json:"type"`
+	Data     string       `json:"data,omitempty"`
+	MimeType string       `json:"mimeType,omitempty"`
+	Source   *ImageSource `json:"source,omitempty"`
+}
+
+// ImageSource is the references' image source.
+type ImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"mediaType,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+// PromptCommand starts a run or queues a message.
+type PromptCommand struct {
+	ID                string       `json:"id,omitempty"`
+	Type              string       `json:"type"`
+	Message           string       `json:"message"`
+	Images            []ImageInput `json:"images,omitempty"`
+	StreamingBehavior string       `json:"streamingBehavior,omitempty"`
+}
+
+// MessageCommand is steer, follow_up, abort_and_prompt and queue_message.
+type MessageCommand struct {
+	ID      string       `json:"id,omitempty"`
+	Type    string       `json:"type"`
+	Message string       `json:"message"`
+	Images  []ImageInput `json:"images,omitempty"`
+}
+
+// NewSessionCommand starts a new session.
+type NewSessionCommand struct {
+	ID            string `json:"id,omitempty"`
+	Type          string `json:"type"`
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+// SetModelCommand selects a model.
+type SetModelCommand struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type"`
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// SetThinkingLevelCommand sets the thinking level.
+type SetThinkingLevelCommand struct {
+	ID    string `json:"id,omitempty"`
+	Type  string `json:"type"`
+	Level string `json:"level"`
+}
+
+// SetModeCommand is set_steering_mode, set_follow_up_mode,
+// set_interrupt_mode and set_queue_mode.
+type SetModeCommand struct {
+	ID   string `json:"id,omitempty"`
+	Type string `json:"type"`
+	Mode string `json:"mode"`
+}
+
+// SetEnabledCommand is set_auto_compaction and set_auto_retry.
+type SetEnabledCommand struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type"`
+	Enabled bool   `json:"enabled"`
+}
+
+// BashCommand runs a user shell command.
+type BashCommand struct {
+	ID                 string `json:"id,omitempty"`
+	Type               string `json:"type"`
+	Command            string `json:"command"`
+	ExcludeFromContext bool   `json:"excludeFromContext,omitempty"`
+}
+
+// SwitchSessionCommand opens another session file.
+type SwitchSessionCommand struct {
+	ID          string `json:"id,omitempty"`
+	Type        string `json:"type"`
+	SessionPath string `json:"sessionPath"`
+}
+
+// ForkCommand forks from a user message (also "branch").
+type ForkCommand struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type"`
+	EntryID string `json:"entryId"`
+}
+
+// GetEntriesCommand lists raw entries after since.
+type GetEntriesCommand struct {
+	ID    string `json:"id,omitempty"`
+	Type  string `json:"type"`
+	Since string `json:"since,omitempty"`
+}
+
+// SetSessionNameCommand names the session.
+type SetSessionNameCommand struct {
+	ID   string `json:"id,omitempty"`
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// SimpleCommand is any command without fields.
+type SimpleCommand struct {
+	ID   string `json:"id,omitempty"`
+	Type string `json:"type"`
+}
+
+// Response answers a command.
+type Response struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Command string          `json:"command"`
+	Success bool            `json:"success"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// MarshalJSON writes {id?, type, command, success, data?} or
+// {id?, type, command, success:false, error}.
+func (r Response) MarshalJSON() ([]byte, error) {
+	type alias Response
+	r.Type = "response"
+	return jsonx.Marshal(alias(r))
+}
+
+// PromptData is the data of a prompt, steer or follow_up response.
+type PromptData struct {
+	Disposition string `json:"disposition"`
+}
+
+// SessionState is get_state's data (pi's RpcSessionState plus the
+// references' interruptMode, queuedMessageCount and queueMode).
+type SessionState struct {
+	Model                 *ai.Model `json:"model"`
+	ThinkingLevel         string    `json:"thinkingLevel"`
+	IsStreaming           bool      `json:"isStreaming"`
+	IsCompacting          bool      `json:"isCompacting"`
+	SteeringMode          string    `json:"steeringMode"`
+	FollowUpMode          string    `json:"followUpMode"`
+	SessionFile           string    `json:"sessionFile,omitempty"`
+	SessionID             string    `json:"sessionId"`
+	SessionName           string    `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool      `json:"autoCompactionEnabled"`
+	MessageCount          int       `json:"messageCount"`
+	PendingMessageCount   int       `json:"pendingMessageCount"`
+	InterruptMode         string    `json:"interruptMode"`
+	QueuedMessageCount    int       `json:"queuedMessageCount"`
+	QueueMode             string    `json:"queueMode"`
+}
+
+// MessagesData is get_messages' data.
+type MessagesData struct {
+	Messages ai.Messages `json:"messages"`
+}
+
+// ModelsData is get_available_models' data.
+type ModelsData struct {
+	Models []*ai.Model `json:"models"`
+}
+
+// CycleModelData is cycle_model's data (null when there is nothing to cycle).
+type CycleModelData struct {
+	Model         *ai.Model `json:"model"`
+	ThinkingLevel string    `json:"thinkingLevel"`
+	IsScoped      bool      `json:"isScoped"`
+}
+
+// LevelData is cycle_thinking_level's data.
+type LevelData struct {
+	Level string `json:"level"`
+}
+
+// LevelsData is get_available_thinking_levels' data.
+type LevelsData struct {
+	Levels []string `json:"levels"`
+}
+
+// ClearQueueData is clear_queue's data.
+type ClearQueueData struct {
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
+}
+
+// CancelledData is the data of new_session, switch_session and clone.
+type CancelledData struct {
+	Cancelled bool `json:"cancelled"`
+}
+
+// ForkData is fork's data.
+type ForkData struct {
+	Text      string `json:"text"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+// ForkMessage is one entry of get_fork_messages.
+type ForkMessage struct {
+	EntryID string `json:"entryId"`
+	Text    string `json:"text"`
+}
+
+// ForkMessagesData is get_fork_messages' data.
+type ForkMessagesData struct {
+	Messages []ForkMessage `json:"messages"`
+}
+
+// BashData is the bash command's data.
+type BashData struct {
+	Output         string `json:"output"`
+	ExitCode       *int   `json:"exitCode,omitempty"`
+	Cancelled      bool   `json:"cancelled"`
+	Truncated      bool   `json:"truncated"`
+	FullOutputPath string `json:"fullOutputPath,omitempty"`
+}
+
+// TokenStats is the tokens member of get_session_stats.
+type TokenStats struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cacheRead"`
+	CacheWrite int64 `json:"cacheWrite"`
+	Total      int64 `json:"total"`
+}
+
+// SessionStats is get_session_stats' data.
+type SessionStats struct {
+	SessionFile       string     `json:"sessionFile,omitempty"`
+	SessionID         string     `json:"sessionId"`
+	UserMessages      int        `json:"userMessages"`
+	AssistantMessages int        `json:"assistantMessages"`
+	ToolCalls         int        `json:"toolCalls"`
+	ToolResults       int        `json:"toolResults"`
+	TotalMessages     int        `json:"totalMessages"`
+	Tokens            TokenStats `json:"tokens"`
+	Cost              float64    `json:"cost"`
+}
+
+// EntriesData is get_entries' data.
+type EntriesData struct {
+	Entries []json.RawMessage `json:"entries"`
+	LeafID  *string           `json:"leafId"`
+}
+
+// TreeNode is one node of get_tree (pi's raw form).
+type TreeNode struct {
+	Entry          json.RawMessage `json:"entry"`
+	Children       []*TreeNode     `json:"children"`
+	Label          string          `json:"label,omitempty"`
+	LabelTimestamp string          `json:"labelTimestamp,omitempty"`
+}
+
+// TreeData is get_tree's data.
+type TreeData struct {
+	Tree   []*TreeNode `json:"tree"`
+	LeafID *string     `json:"leafId"`
+}
+
+// TextData is get_last_assistant_text's data; Text is null when there is
+// no assistant text.
+type TextData struct {
+	Text *string `json:"text"`
+}

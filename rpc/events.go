@@ -1,0 +1,340 @@
+package rpc
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+)
+
+// Message types shared with the session store and the agent loop.
+type (
+	Message                  = ai.Message
+	Messages                 = ai.Messages
+	Content                  = ai.Content
+	UserContent              = ai.UserContent
+	Usage                    = ai.Usage
+	Cost                     = ai.Cost
+	Model                    = ai.Model
+	SystemMessage            = ai.SystemMessage
+	UserMessage              = ai.UserMessage
+	AssistantMessage         = ai.AssistantMessage
+	ToolResultMessage        = ai.ToolResultMessage
+	BashExecutionMessage     = ai.BashExecutionMessage
+	CustomMessage            = ai.CustomMessage
+	BranchSummaryMessage     = ai.BranchSummaryMessage
+	CompactionSummaryMessage = ai.CompactionSummaryMessage
+	AssistantMessageEvent    = ai.AssistantEvent
+)
+
+// Event is anything written on stdout that is not a response.
+type Event interface {
+	EventType() string
+}
+
+// SetType fills the Type member of an event struct from EventType, so that
+// emitters cannot forget it. ev must be a pointer to a struct whose first
+// field is Type.
+func SetType(ev Event) {
+	v := reflect.ValueOf(ev)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	f := v.Elem().Field(0)
+	if f.Kind() == reflect.String && f.CanSet() && f.String() == "" {
+		f.SetString(ev.EventType())
+	}
+}
+
+// Event type names.
+const (
+	EventReady                = "ready"
+	EventAgentStart           = "agent_start"
+	EventAgentEnd             = "agent_end"
+	EventAgentSettled         = "agent_settled"
+	EventTurnStart            = "turn_start"
+	EventTurnEnd              = "turn_end"
+	EventMessageStart         = "message_start"
+	EventMessageUpdate        = "message_update"
+	EventMessageEnd           = "message_end"
+	EventToolExecutionStart   = "tool_execution_start"
+	EventToolExecutionUpdate  = "tool_execution_update"
+	EventToolExecutionEnd     = "tool_execution_end"
+	EventQueueUpdate          = "queue_update"
+	EventQueueChanged         = "queue_changed"
+	EventSessionChanged       = "session_changed"
+	EventCompactionStart      = "compaction_start"
+	EventCompactionEnd        = "compaction_end"
+	EventAutoCompactionStart  = "auto_compaction_start"
+	EventAutoCompactionEnd    = "auto_compaction_end"
+	EventAutoRetryStart       = "auto_retry_start"
+	EventAutoRetryEnd         = "auto_retry_end"
+	EventBashExecutionUpdate  = "bash_execution_update"
+	EventEntryAppended        = "entry_appended"
+	EventSessionInfoChanged   = "session_info_changed"
+	EventThinkingLevelChanged = "thinking_level_changed"
+	EventExtensionError       = "extension_error"
+	EventHookError            = "hook_error"
+)
+
+// ReadyEvent is the first line of RPC mode.
+type ReadyEvent struct {
+	Type string `json:"type"`
+}
+
+// AgentStartEvent opens a run.
+type AgentStartEvent struct {
+	Type string `json:"type"`
+}
+
+// AgentEndEvent closes a run with the messages it produced.
+type AgentEndEvent struct {
+	Type      string      `json:"type"`
+	Messages  ai.Messages `json:"messages"`
+	WillRetry bool        `json:"willRetry"`
+}
+
+// AgentSettledEvent says nothing more is pending (retry, compaction, queue).
+type AgentSettledEvent struct {
+	Type    string `json:"type"`
+	Aborted bool   `json:"aborted"`
+}
+
+// TurnStartEvent opens one model turn.
+type TurnStartEvent struct {
+	Type string `json:"type"`
+}
+
+// TurnEndEvent closes a turn with its assistant message and tool results.
+type TurnEndEvent struct {
+	Type        string                  `json:"type"`
+	Message     ai.Message              `json:"message"`
+	ToolResults []*ai.ToolResultMessage `json:"toolResults"`
+}
+
+// MarshalJSON writes toolResults as [] when empty.
+func (e TurnEndEvent) MarshalJSON() ([]byte, error) {
+	type alias TurnEndEvent
+	if e.ToolResults == nil {
+		e.ToolResults = []*ai.ToolResultMessage{}
+	}
+	return jsonx.Marshal(alias(e))
+}
+
+// MessageStartEvent announces a message.
+type MessageStartEvent struct {
+	Type    string     `json:"type"`
+	Message ai.Message `json:"message"`
+}
+
+// MessageEndEvent finishes a message; its message is authoritative.
+type MessageEndEvent struct {
+	Type    string     `json:"type"`
+	Message ai.Message `json:"message"`
+}
+
+// MessageUpdateEvent carries one streaming step of an assistant message.
+// On pi 1.5's wire it is {type, usage, assistantMessageEvent}; with Legacy
+// set it is the older {type, message, assistantMessageEvent{..., partial}}
+// with point-in-time snapshots.
+type MessageUpdateEvent struct {
+	Type                  string
+	Usage                 ai.Usage
+	AssistantMessageEvent ai.AssistantEvent
+	// Legacy wire only: the message as it stands at this event.
+	Partial *ai.AssistantMessage
+	Legacy  bool
+}
+
+// MarshalJSON writes the event in the selected wire form.
+func (e MessageUpdateEvent) MarshalJSON() ([]byte, error) {
+	if e.Legacy {
+		ame, err := e.AssistantMessageEvent.WireJSON(e.Partial)
+		if err != nil {
+			return nil, err
+		}
+		return jsonx.Marshal(struct {
+			Type                  string               `json:"type"`
+			Message               *ai.AssistantMessage `json:"message"`
+			AssistantMessageEvent json.RawMessage      `json:"assistantMessageEvent"`
+		}{EventMessageUpdate, e.Partial, ame})
+	}
+	ame, err := e.AssistantMessageEvent.WireJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	return jsonx.Marshal(struct {
+		Type                  string          `json:"type"`
+		Usage                 ai.Usage        `json:"usage"`
+		AssistantMessageEvent json.RawMessage `json:"assistantMessageEvent"`
+	}{EventMessageUpdate, e.Usage, ame})
+}
+
+// ToolResultPayload is a tool's result as events carry it.
+type ToolResultPayload struct {
+	Content []ai.Content    `json:"content"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// MarshalJSON writes content as [] when empty.
+func (p ToolResultPayload) MarshalJSON() ([]byte, error) {
+	type alias ToolResultPayload
+	if p.Content == nil {
+		p.Content = []ai.Content{}
+	}
+	return jsonx.Marshal(alias(p))
+}
+
+// ToolExecutionStartEvent announces a tool call.
+type ToolExecutionStartEvent struct {
+	Type       string          `json:"type"`
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Args       json.RawMessage `json:"args"`
+}
+
+// ToolExecutionUpdateEvent carries the accumulated partial result.
+type ToolExecutionUpdateEvent struct {
+	Type          string            `json:"type"`
+	ToolCallID    string            `json:"toolCallId"`
+	ToolName      string            `json:"toolName"`
+	Args          json.RawMessage   `json:"args"`
+	PartialResult ToolResultPayload `json:"partialResult"`
+}
+
+// ToolExecutionEndEvent carries the final result.
+type ToolExecutionEndEvent struct {
+	Type       string            `json:"type"`
+	ToolCallID string            `json:"toolCallId"`
+	ToolName   string            `json:"toolName"`
+	Result     ToolResultPayload `json:"result"`
+	IsError    bool              `json:"isError"`
+	DurationMs *int64            `json:"durationMs,omitempty"`
+}
+
+// QueueUpdateEvent lists the queued steering and follow-up texts.
+type QueueUpdateEvent struct {
+	Type     string   `json:"type"`
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
+}
+
+// QueueChangedEvent reports the number of queued messages.
+type QueueChangedEvent struct {
+	Type                string `json:"type"`
+	PendingMessageCount int    `json:"pendingMessageCount"`
+}
+
+// SessionChangedEvent follows new, switch, fork, clone, tree and reload.
+type SessionChangedEvent struct {
+	Type         string  `json:"type"`
+	Reason       string  `json:"reason"`
+	SessionID    string  `json:"sessionId"`
+	SessionFile  string  `json:"sessionFile,omitempty"`
+	SessionName  string  `json:"sessionName,omitempty"`
+	MessageCount int     `json:"messageCount"`
+	LeafID       *string `json:"leafId"`
+}
+
+// AutoRetryStartEvent announces a retry after a failed model call.
+type AutoRetryStartEvent struct {
+	Type         string `json:"type"`
+	Attempt      int    `json:"attempt"`
+	MaxAttempts  int    `json:"maxAttempts"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// AutoRetryEndEvent ends a retry sequence.
+type AutoRetryEndEvent struct {
+	Type       string `json:"type"`
+	Success    bool   `json:"success"`
+	Attempt    int    `json:"attempt"`
+	FinalError string `json:"finalError,omitempty"`
+}
+
+// CompactionStartEvent announces a compaction (auto_compaction_start on the
+// legacy wire).
+type CompactionStartEvent struct {
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
+}
+
+// CompactionEndEvent ends a compaction.
+type CompactionEndEvent struct {
+	Type         string          `json:"type"`
+	Reason       string          `json:"reason"`
+	Result       json.RawMessage `json:"result,omitempty"`
+	Aborted      bool            `json:"aborted"`
+	WillRetry    bool            `json:"willRetry"`
+	ErrorMessage string          `json:"errorMessage,omitempty"`
+}
+
+// BashExecutionUpdateEvent streams the output of the RPC bash command.
+type BashExecutionUpdateEvent struct {
+	Type  string `json:"type"`
+	ID    string `json:"id,omitempty"`
+	Delta string `json:"delta"`
+}
+
+// EntryAppendedEvent reports a session entry written outside the message flow.
+type EntryAppendedEvent struct {
+	Type  string          `json:"type"`
+	Entry json.RawMessage `json:"entry"`
+}
+
+// SessionInfoChangedEvent reports a new session name.
+type SessionInfoChangedEvent struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+}
+
+// ThinkingLevelChangedEvent reports a new thinking level.
+type ThinkingLevelChangedEvent struct {
+	Type  string `json:"type"`
+	Level string `json:"level"`
+}
+
+// ExtensionErrorEvent reports a failing extension (hook_error on the legacy
+// wire, with hookPath).
+type ExtensionErrorEvent struct {
+	Type          string `json:"type"`
+	ExtensionPath string `json:"extensionPath"`
+	Event         string `json:"event"`
+	Error         string `json:"error"`
+}
+
+func (*ReadyEvent) EventType() string                { return EventReady }
+func (*AgentStartEvent) EventType() string           { return EventAgentStart }
+func (*AgentEndEvent) EventType() string             { return EventAgentEnd }
+func (*AgentSettledEvent) EventType() string         { return EventAgentSettled }
+func (*TurnStartEvent) EventType() string            { return EventTurnStart }
+func (*TurnEndEvent) EventType() string              { return EventTurnEnd }
+func (*MessageStartEvent) EventType() string         { return EventMessageStart }
+func (*MessageUpdateEvent) EventType() string        { return EventMessageUpdate }
+func (*MessageEndEvent) EventType() string           { return EventMessageEnd }
+func (*ToolExecutionStartEvent) EventType() string   { return EventToolExecutionStart }
+func (*ToolExecutionUpdateEvent) EventType() string  { return EventToolExecutionUpdate }
+func (*ToolExecutionEndEvent) EventType() string     { return EventToolExecutionEnd }
+func (*QueueUpdateEvent) EventType() string          { return EventQueueUpdate }
+func (*QueueChangedEvent) EventType() string         { return EventQueueChanged }
+func (*SessionChangedEvent) EventType() string       { return EventSessionChanged }
+func (*AutoRetryStartEvent) EventType() string       { return EventAutoRetryStart }
+func (*AutoRetryEndEvent) EventType() string         { return EventAutoRetryEnd }
+func (*CompactionStartEvent) EventType() string      { return EventCompactionStart }
+func (*CompactionEndEvent) EventType() string        { return EventCompactionEnd }
+func (*BashExecutionUpdateEvent) EventType() string  { return EventBashExecutionUpdate }
+func (*EntryAppendedEvent) EventType() string        { return EventEntryAppended }
+func (*SessionInfoChangedEvent) EventType() string   { return EventSessionInfoChanged }
+func (*ThinkingLevelChangedEvent) EventType() string { return EventThinkingLevelChanged }
+func (*ExtensionErrorEvent) EventType() string       { return EventExtensionError }
+
+// EncodeEvent writes an event as one JSON object (no newline).
+func EncodeEvent(ev Event) ([]byte, error) {
+	SetType(ev)
+	return jsonx.Marshal(ev)
+}
+
+// Marshal encodes a protocol value as JSON.stringify would.
+func Marshal(v any) ([]byte, error) { return jsonx.Marshal(v) }
