@@ -112,7 +112,7 @@ func runTranscript(t *testing.T, file string) {
 		}
 	}
 	args := []string{"--mode", "rpc", "--provider", "scripted", "--script", script,
-		"--agent-dir", agentDir, "--session-dir", sessDir, "--system-prompt", "You are a test agent."}
+		"--agent-dir", agentDir, "--session-dir", sessDir, "--system-prompt", "You are a test agent.", "--no-context-files"}
 	for _, l := range strings.Split(sections["args"], "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			args = append(args, strings.ReplaceAll(l, "$TMP", dir))

@@ -126,6 +126,9 @@ type Header struct {
 // parseHeader reads a header line; ok is false when the line is not an
 // object with type "session" and a string id.
 func parseHeader(line []byte) (Header, bool) {
+	if !validJSON(line) {
+		return Header{}, false
+	}
 	ms, ok := members(nil, line)
 	if !ok {
 		return Header{}, false
@@ -336,6 +339,9 @@ func parseTypedField(e *Entry, key string, v []byte) bool {
 
 // messageRaw returns the raw "message" member of a message entry.
 func messageRaw(line []byte) []byte {
+	if !validJSON(line) {
+		return nil
+	}
 	var buf [8]member
 	ms, ok := members(buf[:0], line)
 	if !ok {

@@ -221,6 +221,9 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	for pos < len(data) {
 		line, next := nextLine(data, pos)
 		pos = next
+		if !validJSON(line) {
+			continue
+		}
 		var ok bool
 		mbuf, ok = members(mbuf[:0], line)
 		if !ok {

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -28,11 +29,7 @@ func skipString(b []byte, i int) int {
 	i++
 	for {
 		// Fast scan for the next byte that needs attention.
-		for i < len(b) {
-			c := b[i]
-			if c == '"' || c == '\\' || c < 0x20 {
-				break
-			}
+		for i < len(b) && !strSpecial[b[i]] {
 			i++
 		}
 		if i >= len(b) {
@@ -64,6 +61,70 @@ func skipString(b []byte, i int) int {
 				return -1
 			}
 		}
+	}
+}
+
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return
+}()
+
+// skipStringTrusted finds the end of a string in already validated JSON.
+func skipStringTrusted(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// skipTrusted returns the end of the value at b[i] in already validated
+// JSON, without checking it again.
+func skipTrusted(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipStringTrusted(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipStringTrusted(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	default:
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+			i++
+		}
+		return i
 	}
 }
 
@@ -217,104 +278,122 @@ type member struct {
 	val []byte
 }
 
-// members appends the members of the object obj (which must be a valid JSON
-// object, possibly with surrounding whitespace) to dst. ok is false when obj
-// is not a valid object.
+// members appends the members of the object obj to dst. obj must already
+// be known to be valid JSON (validJSON); ok is false when it is not an
+// object.
 func members(dst []member, obj []byte) ([]member, bool) {
 	i := skipWS(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return dst, false
 	}
 	i = skipWS(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return dst, skipWS(obj, i+1) == len(obj)
-	}
-	for {
-		if i >= len(obj) || obj[i] != '"' {
-			return dst, false
-		}
+	for i < len(obj) && obj[i] != '}' {
 		ks := i
-		if i = skipString(obj, i); i < 0 {
-			return dst, false
-		}
+		i = skipStringTrusted(obj, i)
 		key, ok := unquote(obj[ks:i])
 		if !ok {
 			return dst, false
 		}
 		i = skipWS(obj, i)
-		if i >= len(obj) || obj[i] != ':' {
-			return dst, false
-		}
-		i = skipWS(obj, i+1)
-		vs := i
-		if i = skipValue(obj, i, 1); i < 0 {
-			return dst, false
-		}
-		dst = append(dst, member{key, obj[vs:i]})
-		i = skipWS(obj, i)
+		i = skipWS(obj, i+1) // ':'
 		if i >= len(obj) {
 			return dst, false
 		}
-		if obj[i] == '}' {
-			return dst, skipWS(obj, i+1) == len(obj)
+		vs := i
+		i = skipTrusted(obj, i)
+		dst = append(dst, member{key, obj[vs:i]})
+		i = skipWS(obj, i)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipWS(obj, i+1)
 		}
-		if obj[i] != ',' {
-			return dst, false
-		}
-		i = skipWS(obj, i+1)
 	}
+	return dst, i < len(obj)
 }
 
-// elements returns the raw elements of the JSON array arr.
+// elements returns the raw elements of the (validated) JSON array arr.
 func elements(dst [][]byte, arr []byte) ([][]byte, bool) {
 	i := skipWS(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return dst, false
 	}
 	i = skipWS(arr, i+1)
-	if i < len(arr) && arr[i] == ']' {
-		return dst, true
-	}
-	for {
+	for i < len(arr) && arr[i] != ']' {
 		vs := i
-		if i = skipValue(arr, i, 1); i < 0 {
-			return dst, false
-		}
+		i = skipTrusted(arr, i)
 		dst = append(dst, arr[vs:i])
 		i = skipWS(arr, i)
-		if i >= len(arr) {
-			return dst, false
+		if i < len(arr) && arr[i] == ',' {
+			i = skipWS(arr, i+1)
 		}
-		if arr[i] == ']' {
-			return dst, true
-		}
-		if arr[i] != ',' {
-			return dst, false
-		}
-		i = skipWS(arr, i+1)
 	}
+	return dst, i < len(arr)
 }
 
 // unquote decodes a raw JSON string token (with its quotes) exactly as
-// encoding/json does.
+// encoding/json does. Common escapes are handled here; \u surrogates and
+// invalid UTF-8 go through encoding/json.
 func unquote(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	simple := true
-	for _, c := range inner {
-		if c == '\\' || c >= utf8.RuneSelf {
-			simple = false
-			break
+	bs := bytes.IndexByte(inner, '\\')
+	if !utf8.Valid(inner) {
+		return unquoteSlow(raw)
+	}
+	if bs < 0 {
+		return string(inner), true
+	}
+	out := make([]byte, 0, len(inner))
+	out = append(out, inner[:bs]...)
+	for i := bs; i < len(inner); {
+		c := inner[i]
+		if c != '\\' {
+			j := bytes.IndexByte(inner[i:], '\\')
+			if j < 0 {
+				out = append(out, inner[i:]...)
+				break
+			}
+			out = append(out, inner[i:i+j]...)
+			i += j
+			continue
 		}
+		if i+1 >= len(inner) {
+			return unquoteSlow(raw)
+		}
+		switch inner[i+1] {
+		case '"', '\\', '/':
+			out = append(out, inner[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if i+6 > len(inner) {
+				return unquoteSlow(raw)
+			}
+			v, err := strconv.ParseUint(string(inner[i+2:i+6]), 16, 32)
+			if err != nil || (v >= 0xd800 && v < 0xe000) {
+				return unquoteSlow(raw)
+			}
+			out = utf8.AppendRune(out, rune(v))
+			i += 6
+			continue
+		default:
+			return unquoteSlow(raw)
+		}
+		i += 2
 	}
-	if simple {
-		return string(inner), true
-	}
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner), true
-	}
+	return string(out), true
+}
+
+func unquoteSlow(raw []byte) (string, bool) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false

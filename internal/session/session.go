@@ -634,6 +634,9 @@ func (s *Session) AppendUsage(kind, provider, model string, usage ai.Usage, note
 func (s *Session) AppendRaw(obj json.RawMessage) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !validJSON(obj) {
+		return nil, errors.New("session: entry is not valid JSON")
+	}
 	ms, ok := members(nil, obj)
 	if !ok {
 		return nil, errors.New("session: entry is not a JSON object")
@@ -851,8 +854,10 @@ func parseEntries(data []byte, tornPossible bool) ([]*Entry, int, bool) {
 					r.skipped++
 					continue
 				}
-				var ok bool
-				mbuf, ok = members(mbuf[:0], line)
+				ok := validJSON(line)
+				if ok {
+					mbuf, ok = members(mbuf[:0], line)
+				}
 				if !ok {
 					r.skipped++
 					if last && next == len(chunk) && tornPossible {

@@ -307,4 +307,3 @@ func (s *outputSink) truncationNotice(tr Truncation, path string) string {
 			start, end, tr.TotalLines, FormatSize(DEFAULT_MAX_BYTES), path)
 	}
 }
-

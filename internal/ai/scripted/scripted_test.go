@@ -1,0 +1,102 @@
+package scripted
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+)
+
+func stream(t *testing.T, p *Provider, ctx context.Context) ([]ai.AssistantEvent, *ai.AssistantMessage) {
+	t.Helper()
+	var evs []ai.AssistantEvent
+	m := p.Stream(ctx, &ai.Request{Model: p.Model()}, func(e ai.AssistantEvent) { evs = append(evs, e) })
+	return evs, m
+}
+
+func types(evs []ai.AssistantEvent) string {
+	var s []string
+	for _, e := range evs {
+		s = append(s, e.Type)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestTurnsReplayInOrder(t *testing.T) {
+	p, err := Parse([]byte(`{"chunkSize":2,"turns":[
+		{"content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"hello"}],"usage":{"input":3,"output":4}},
+		{"content":[{"type":"toolCall","name":"bash","arguments":{"command":"ls"}}]},
+		{"error":{"status":529,"message":"overloaded"}}]}`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, m := stream(t, p, context.Background())
+	if got := types(evs); got != "start,thinking_start,thinking_delta,thinking_delta,thinking_end,text_start,text_delta,text_delta,text_delta,text_end,done" {
+		t.Fatalf("events %s", got)
+	}
+	if m.StopReason != ai.StopStop || m.Content[1].Text != "hello" || m.Content[0].Thinking != "hmm" {
+		t.Fatalf("message %+v", m)
+	}
+	if m.Usage.TotalTokens != 7 {
+		t.Fatalf("usage %+v", m.Usage)
+	}
+	if evs[len(evs)-2].Usage.TotalTokens != 0 {
+		t.Fatalf("usage must be as it stands at each event")
+	}
+	_, m = stream(t, p, context.Background())
+	if m.StopReason != ai.StopToolUse || m.Content[0].ID != "call_2_1" || string(m.Content[0].Arguments) != `{"command":"ls"}` {
+		t.Fatalf("tool turn %+v", m)
+	}
+	_, m = stream(t, p, context.Background())
+	if m.StopReason != ai.StopError || m.ErrorMessage != "529 overloaded" {
+		t.Fatalf("error turn %+v", m)
+	}
+	_, m = stream(t, p, context.Background())
+	if m.StopReason != ai.StopError || !strings.Contains(m.ErrorMessage, "has no turn 4 (it has 3)") {
+		t.Fatalf("exhausted %+v", m)
+	}
+}
+
+func TestCancelEndsWithAborted(t *testing.T) {
+	p, _ := Parse([]byte(`{"turns":[{"content":[{"type":"text","text":"abc"}],"hang":true}]}`), "t")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	evs, m := stream(t, p, ctx)
+	if m.StopReason != ai.StopAborted || m.Content[0].Text != "abc" {
+		t.Fatalf("message %+v", m)
+	}
+	if evs[len(evs)-1].Type != ai.EvError || evs[len(evs)-1].Reason != ai.StopAborted {
+		t.Fatalf("last event %+v", evs[len(evs)-1])
+	}
+}
+
+func TestBadScriptsAreRefused(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"turns":[{}]}`: "turn 1 has neither content nor error",
+		`{"turns":[{"content":[{"type":"image"}]}]}`:      `unknown type "image"`,
+		`{"turns":[{"content":[{"type":"toolCall"}]}]}`:   "toolCall needs a name",
+		`{"turns":[],"bogus":1}`:                          "bogus",
+		`{"turns":[{"content":[{"type":"text"}],"x":1}]}`: `unknown field "x"`,
+	} {
+		_, err := Parse([]byte(in), "s.json")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestChunks(t *testing.T) {
+	p, _ := Parse([]byte(`{"turns":[{"content":[{"type":"text","text":"abcdef"}],"chunks":["a","bcd","ef"]}]}`), "t")
+	evs, _ := stream(t, p, context.Background())
+	var deltas []string
+	for _, e := range evs {
+		if e.Type == ai.EvTextDelta {
+			deltas = append(deltas, e.Delta)
+		}
+	}
+	if strings.Join(deltas, "|") != "a|bcd|ef" {
+		t.Fatalf("deltas %v", deltas)
+	}
+}

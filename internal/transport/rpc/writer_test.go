@@ -1,0 +1,112 @@
+package rpcmode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// slowWriter makes every write take a little time, like a slow client.
+type slowWriter struct {
+	buf   bytes.Buffer
+	delay time.Duration
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(s.delay)
+	return s.buf.Write(p)
+}
+
+func feed(w *writer, n int) string {
+	w.event(&rpc.MessageStartEvent{Message: &ai.AssistantMessage{Role: ai.RoleAssistant}})
+	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextStart}})
+	var all strings.Builder
+	for i := 0; i < n; i++ {
+		d := string(rune('a' + i%26))
+		all.WriteString(d)
+		w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, Delta: d}})
+	}
+	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextEnd, Content: all.String()}})
+	w.response(&rpc.Response{ID: "x", Command: "get_state", Success: true})
+	w.close()
+	return all.String()
+}
+
+type line struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	AME  struct {
+		Type    string `json:"type"`
+		Delta   string `json:"delta"`
+		Content string `json:"content"`
+	} `json:"assistantMessageEvent"`
+}
+
+func parse(t *testing.T, r io.Reader) []line {
+	var out []line
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("bad line %q: %v", sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestDeltasMergeWithoutLoss(t *testing.T) {
+	out := &slowWriter{delay: 50 * time.Microsecond}
+	w := newWriter(out, 16*time.Millisecond, io.Discard)
+	want := feed(w, 5000)
+	lines := parse(t, &out.buf)
+	var got strings.Builder
+	deltas := 0
+	for i, l := range lines {
+		if l.AME.Type == ai.EvTextDelta {
+			deltas++
+			got.WriteString(l.AME.Delta)
+			if deltas == 1 && l.AME.Delta != "a" {
+				t.Errorf("the first delta of a block must go out alone, got %q", l.AME.Delta)
+			}
+		}
+		if l.AME.Type == ai.EvTextEnd && l.AME.Content != want {
+			t.Errorf("text_end must carry the whole text")
+		}
+		if i == len(lines)-1 && l.Type != "response" {
+			t.Errorf("order changed: last line is %s", l.Type)
+		}
+	}
+	if got.String() != want {
+		t.Fatalf("merged deltas lost or reordered text")
+	}
+	if deltas >= 5000 || deltas < 2 {
+		t.Fatalf("expected merged frames, got %d delta frames", deltas)
+	}
+}
+
+func TestIntervalZeroKeepsEveryChunk(t *testing.T) {
+	var out bytes.Buffer
+	w := newWriter(&out, 0, io.Discard)
+	want := feed(w, 300)
+	lines := parse(t, &out)
+	var got strings.Builder
+	deltas := 0
+	for _, l := range lines {
+		if l.AME.Type == ai.EvTextDelta {
+			deltas++
+			got.WriteString(l.AME.Delta)
+		}
+	}
+	if deltas != 300 || got.String() != want {
+		t.Fatalf("got %d delta frames", deltas)
+	}
+}

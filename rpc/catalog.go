@@ -1,0 +1,143 @@
+package rpc
+
+// CommandInfo describes one command of the protocol: the struct it is sent
+// as and the data of its success response. The JSON Schema
+// (docs/rpc.schema.json) and the typed client are built from this list.
+type CommandInfo struct {
+	// Name is the command's "type" member.
+	Name string
+	// Doc says what the command does (one sentence).
+	Doc string
+	// Command is the zero value of the struct the command is sent as.
+	Command any
+	// Data is the zero value of a success response's data; nil when a
+	// success response has no data member.
+	Data any
+	// DataNullable is set when data may be the JSON null (cycle_model and
+	// cycle_thinking_level when there is nothing to cycle).
+	DataNullable bool
+	// DataOptional is set when a success response may lack data (prompt and
+	// abort_and_prompt on the legacy wire are acknowledged without it).
+	DataOptional bool
+	// AliasOf names the current command an older name of the references
+	// stands for ("" for current names).
+	AliasOf string
+	// Unavailable is set for commands owned by later work: this version
+	// answers them with success:false ("not available yet").
+	Unavailable bool
+}
+
+// Commands lists every command this version knows, current names first,
+// then the older names, then the commands not available yet.
+func Commands() []CommandInfo {
+	return []CommandInfo{
+		{Name: CmdPrompt, Doc: "Start a run with a user message, or queue it while streaming (streamingBehavior).", Command: PromptCommand{}, Data: PromptData{}, DataOptional: true},
+		{Name: CmdSteer, Doc: "Queue a steering message for the running turn.", Command: MessageCommand{}, Data: PromptData{}},
+		{Name: CmdFollowUp, Doc: "Queue a message to be sent once the run has finished.", Command: MessageCommand{}, Data: PromptData{}},
+		{Name: CmdAbort, Doc: "Abort the running work; answered once the run has stopped.", Command: SimpleCommand{}},
+		{Name: CmdAbortAndPrompt, Doc: "Abort the running work, then prompt (atomically).", Command: MessageCommand{}, Data: PromptData{}, DataOptional: true},
+		{Name: CmdClearQueue, Doc: "Empty both queues; data lists what was removed.", Command: SimpleCommand{}, Data: ClearQueueData{}},
+		{Name: CmdNewSession, Doc: "Start a new session.", Command: NewSessionCommand{}, Data: CancelledData{}},
+		{Name: CmdGetState, Doc: "Report the session state.", Command: SimpleCommand{}, Data: SessionState{}},
+		{Name: CmdGetMessages, Doc: "Return the messages of the current branch.", Command: SimpleCommand{}, Data: MessagesData{}},
+		{Name: CmdSetModel, Doc: "Select a model; data is the model.", Command: SetModelCommand{}, Data: Model{}},
+		{Name: CmdCycleModel, Doc: "Switch to the next model; data is null when there is nothing to cycle.", Command: SimpleCommand{}, Data: CycleModelData{}, DataNullable: true},
+		{Name: CmdGetAvailableModels, Doc: "List the models that can be used.", Command: SimpleCommand{}, Data: ModelsData{}},
+		{Name: CmdSetThinkingLevel, Doc: "Set the thinking level.", Command: SetThinkingLevelCommand{}},
+		{Name: CmdCycleThinkingLevel, Doc: "Switch to the next thinking level; data is null when the model has none.", Command: SimpleCommand{}, Data: LevelData{}, DataNullable: true},
+		{Name: CmdGetAvailableThinkingLevels, Doc: "List the thinking levels of the current model.", Command: SimpleCommand{}, Data: LevelsData{}},
+		{Name: CmdSetSteeringMode, Doc: "Set how steering messages are delivered.", Command: SetModeCommand{}},
+		{Name: CmdSetFollowUpMode, Doc: "Set how follow-up messages are delivered.", Command: SetModeCommand{}},
+		{Name: CmdSetInterruptMode, Doc: "Set when steering messages interrupt a turn.", Command: SetModeCommand{}},
+		{Name: CmdSetAutoCompaction, Doc: "Turn automatic compaction on or off.", Command: SetEnabledCommand{}},
+		{Name: CmdSetAutoRetry, Doc: "Turn automatic retries of failed model calls on or off.", Command: SetEnabledCommand{}},
+		{Name: CmdAbortRetry, Doc: "Cancel a pending automatic retry.", Command: SimpleCommand{}},
+		{Name: CmdBash, Doc: "Run a user shell command; output streams as bash_execution_update.", Command: BashCommand{}, Data: BashData{}},
+		{Name: CmdAbortBash, Doc: "Abort the running bash command.", Command: SimpleCommand{}},
+		{Name: CmdGetSessionStats, Doc: "Report message and token counts of the session.", Command: SimpleCommand{}, Data: SessionStats{}},
+		{Name: CmdSwitchSession, Doc: "Open another session file.", Command: SwitchSessionCommand{}, Data: CancelledData{}},
+		{Name: CmdFork, Doc: "Fork the session before a user message; data.text is that message.", Command: ForkCommand{}, Data: ForkData{}},
+		{Name: CmdClone, Doc: "Copy the current branch into a new session.", Command: SimpleCommand{}, Data: CancelledData{}},
+		{Name: CmdGetForkMessages, Doc: "List the user messages that can be forked from.", Command: SimpleCommand{}, Data: ForkMessagesData{}},
+		{Name: CmdGetEntries, Doc: "Return the raw session entries after since.", Command: GetEntriesCommand{}, Data: EntriesData{}},
+		{Name: CmdGetTree, Doc: "Return the session tree (pi's raw form).", Command: SimpleCommand{}, Data: TreeData{}},
+		{Name: CmdGetLastAssistantText, Doc: "Return the text of the last assistant message, or null.", Command: SimpleCommand{}, Data: TextData{}},
+		{Name: CmdSetSessionName, Doc: "Name the session.", Command: SetSessionNameCommand{}},
+
+		{Name: CmdBranch, Doc: "Older name of fork.", Command: ForkCommand{}, Data: ForkData{}, AliasOf: CmdFork},
+		{Name: CmdGetBranchMessages, Doc: "Older name of get_fork_messages.", Command: SimpleCommand{}, Data: ForkMessagesData{}, AliasOf: CmdGetForkMessages},
+		{Name: CmdQueueMessage, Doc: "Older name of steer.", Command: MessageCommand{}, Data: PromptData{}, AliasOf: CmdSteer},
+		{Name: CmdSetQueueMode, Doc: "Older name of set_steering_mode.", Command: SetModeCommand{}, AliasOf: CmdSetSteeringMode},
+
+		{Name: CmdCompact, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdNavigateTree, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdSetLabel, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdSetEntryLabel, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdAbortBranchSummary, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdGetSessionTree, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdListSessions, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdGetContextUsage, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdGetTools, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdSetActiveTools, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdGetCommands, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdExportHTML, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdReloadResources, Command: SimpleCommand{}, Unavailable: true},
+	}
+}
+
+// EventInfo describes one event type.
+type EventInfo struct {
+	// Name is the event's "type" member.
+	Name string
+	// Doc says when the event is sent (one sentence).
+	Doc string
+	// Event is a zero value of the event's struct.
+	Event Event
+	// Legacy is set for events only the older wire (--rpc-compat legacy)
+	// sends.
+	Legacy bool
+}
+
+// Events lists every event type, in the order of the constants.
+func Events() []EventInfo {
+	return []EventInfo{
+		{Name: EventReady, Doc: "The first line on stdout: the process takes commands.", Event: &ReadyEvent{}},
+		{Name: EventAgentStart, Doc: "A run starts.", Event: &AgentStartEvent{}},
+		{Name: EventAgentEnd, Doc: "A run ends, with the messages it produced.", Event: &AgentEndEvent{}},
+		{Name: EventAgentSettled, Doc: "Nothing more is pending (retry, compaction, queue).", Event: &AgentSettledEvent{}},
+		{Name: EventTurnStart, Doc: "A model turn starts.", Event: &TurnStartEvent{}},
+		{Name: EventTurnEnd, Doc: "A model turn ends, with its assistant message and tool results.", Event: &TurnEndEvent{}},
+		{Name: EventMessageStart, Doc: "A message starts.", Event: &MessageStartEvent{}},
+		{Name: EventMessageUpdate, Doc: "One streaming step of an assistant message.", Event: &MessageUpdateEvent{}},
+		{Name: EventMessageEnd, Doc: "A message is complete; its message is authoritative.", Event: &MessageEndEvent{}},
+		{Name: EventToolExecutionStart, Doc: "A tool call starts.", Event: &ToolExecutionStartEvent{}},
+		{Name: EventToolExecutionUpdate, Doc: "A tool call's accumulated partial result.", Event: &ToolExecutionUpdateEvent{}},
+		{Name: EventToolExecutionEnd, Doc: "A tool call's final result.", Event: &ToolExecutionEndEvent{}},
+		{Name: EventQueueUpdate, Doc: "The queued steering and follow-up texts.", Event: &QueueUpdateEvent{}},
+		{Name: EventQueueChanged, Doc: "The number of queued messages changed.", Event: &QueueChangedEvent{}},
+		{Name: EventSessionChanged, Doc: "Another session is current (new, switch, fork, tree, reload).", Event: &SessionChangedEvent{}},
+		{Name: EventCompactionStart, Doc: "A compaction starts.", Event: &CompactionStartEvent{}},
+		{Name: EventCompactionEnd, Doc: "A compaction ends.", Event: &CompactionEndEvent{}},
+		{Name: EventAutoCompactionStart, Doc: "compaction_start on the legacy wire.", Event: &CompactionStartEvent{}, Legacy: true},
+		{Name: EventAutoCompactionEnd, Doc: "compaction_end on the legacy wire.", Event: &CompactionEndEvent{}, Legacy: true},
+		{Name: EventAutoRetryStart, Doc: "A failed model call will be retried.", Event: &AutoRetryStartEvent{}},
+		{Name: EventAutoRetryEnd, Doc: "A retry sequence ends.", Event: &AutoRetryEndEvent{}},
+		{Name: EventBashExecutionUpdate, Doc: "Output of the running bash command.", Event: &BashExecutionUpdateEvent{}},
+		{Name: EventEntryAppended, Doc: "A session entry was written outside the message flow.", Event: &EntryAppendedEvent{}},
+		{Name: EventSessionInfoChanged, Doc: "The session's name changed.", Event: &SessionInfoChangedEvent{}},
+		{Name: EventThinkingLevelChanged, Doc: "The thinking level changed.", Event: &ThinkingLevelChangedEvent{}},
+		{Name: EventExtensionError, Doc: "An extension failed.", Event: &ExtensionErrorEvent{}},
+		{Name: EventHookError, Doc: "extension_error on the legacy wire.", Event: &HookErrorEvent{}, Legacy: true},
+	}
+}
+
+// HookErrorEvent is extension_error on the legacy wire.
+type HookErrorEvent struct {
+	Type     string `json:"type"`
+	HookPath string `json:"hookPath"`
+	Event    string `json:"event"`
+	Error    string `json:"error"`
+}
+
+// EventType returns "hook_error".
+func (*HookErrorEvent) EventType() string { return EventHookError }
