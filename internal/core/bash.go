@@ -51,6 +51,9 @@ func (s *Session) RunBash(id, command string, excludeFromContext bool) (BashResu
 	res := tools.RunUserBash(ctx, env, command, func(delta string) {
 		s.emit(&rpc.BashExecutionUpdateEvent{ID: id, Delta: delta})
 	})
+	if res.Err != nil {
+		return res, res.Err
+	}
 	msg := &ai.BashExecutionMessage{
 		Role: ai.RoleBashExecution, Command: command, Output: res.Output,
 		ExitCode: res.ExitCode, Cancelled: res.Cancelled, Truncated: res.Truncated,

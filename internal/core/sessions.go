@@ -31,6 +31,7 @@ func (s *Session) replaceStore(st *session.Session, reason string) {
 	s.mu.Lock()
 	old := s.store
 	s.store = st
+	hadQueue := len(s.steering)+len(s.followUp) > 0
 	s.steering, s.followUp = nil, nil
 	s.pendingBash = nil
 	s.mu.Unlock()
@@ -39,7 +40,9 @@ func (s *Session) replaceStore(st *session.Session, reason string) {
 			s.logf("closing session: %v", err)
 		}
 	}
-	s.emitQueue()
+	if hadQueue {
+		s.emitQueue()
+	}
 	s.emitSessionChanged(reason)
 }
 
