@@ -7,6 +7,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/agent"
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/models"
+	"github.com/pisces-agent/pisces/internal/settings"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -173,7 +174,7 @@ func (s *Session) SetSteeringMode(mode string) error {
 	s.mu.Lock()
 	s.steeringMode = mode
 	s.mu.Unlock()
-	return nil
+	return s.persistSetting("steeringMode", mode)
 }
 
 // SetFollowUpMode sets how many follow-ups a turn takes.
@@ -184,7 +185,7 @@ func (s *Session) SetFollowUpMode(mode string) error {
 	s.mu.Lock()
 	s.followUpMode = mode
 	s.mu.Unlock()
-	return nil
+	return s.persistSetting("followUpMode", mode)
 }
 
 // SetInterruptMode sets how steering meets a running tool batch.
@@ -195,21 +196,36 @@ func (s *Session) SetInterruptMode(mode string) error {
 	s.mu.Lock()
 	s.interruptMode = mode
 	s.mu.Unlock()
-	return nil
+	return s.persistSetting("interruptMode", mode)
 }
 
 // SetAutoCompaction turns automatic compaction on or off.
-func (s *Session) SetAutoCompaction(on bool) {
+func (s *Session) SetAutoCompaction(on bool) error {
 	s.mu.Lock()
 	s.autoCompact = on
 	s.mu.Unlock()
+	return s.persistSetting("compaction.enabled", on)
 }
 
 // SetAutoRetry turns automatic retry on or off.
-func (s *Session) SetAutoRetry(on bool) {
+func (s *Session) SetAutoRetry(on bool) error {
 	s.mu.Lock()
 	s.autoRetry = on
 	s.mu.Unlock()
+	return s.persistSetting("retry.enabled", on)
+}
+
+// persistSetting writes a setting to the global settings file, as pi does
+// for the queue modes and the compaction and retry switches. The change is
+// in force even when the file cannot be written; the error says why.
+func (s *Session) persistSetting(path string, value any) error {
+	if s.opts.AgentDir == "" {
+		return nil
+	}
+	if err := s.opts.Settings.Set(settings.Global, path, value); err != nil {
+		return fmt.Errorf("the setting is in force but could not be saved: %v", err)
+	}
+	return nil
 }
 
 // SetSessionName names the session (a session_info entry).

@@ -256,11 +256,9 @@ func (s *Server) setEnabled(line []byte) (any, error) {
 		return nil, err
 	}
 	if c.Type == rpc.CmdSetAutoCompaction {
-		s.sess.SetAutoCompaction(c.Enabled)
-	} else {
-		s.sess.SetAutoRetry(c.Enabled)
+		return nil, s.sess.SetAutoCompaction(c.Enabled)
 	}
-	return nil, nil
+	return nil, s.sess.SetAutoRetry(c.Enabled)
 }
 
 func (s *Server) bash(line []byte) (any, error) {

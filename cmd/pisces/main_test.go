@@ -1,0 +1,214 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pisces-bin")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "pisces")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func writeScript(t *testing.T, s string) string {
+	p := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--agent-dir", t.TempDir()}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// The command README.md shows prints the whole event stream of a tool turn.
+func TestReadmeJSONModeCommand(t *testing.T) {
+	out, stderr, code := run(t, "", "--no-session", "--mode", "json", "--provider", "scripted", "--script", "../../examples/echo-hi.json", "run echo hi")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var types []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		types = append(types, ev.Type)
+	}
+	got := strings.Join(types, " ")
+	for _, want := range []string{"agent_start turn_start message_start message_end", "tool_execution_start", "tool_execution_end", "turn_end turn_start", "agent_end agent_settled"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("event stream lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.Contains(out, `"text":"hi\n"`) {
+		t.Errorf("the bash result is missing")
+	}
+}
+
+func TestPrintModePrintsOnlyTheAnswer(t *testing.T) {
+	out, stderr, code := run(t, "", "--no-session", "-p", "--script", "../../examples/echo-hi.json", "run echo hi")
+	if code != 0 || out != "The command printed: hi\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+func TestBadFlagsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"--bogus"},
+		{"--mode", "tui"},
+		{"--thinking", "extreme"},
+		{"--model"},
+		{"--provider", "scripted"},
+		{"--mode", "rpc", "--script", "../../examples/echo-hi.json", "hello"},
+	} {
+		out, stderr, code := run(t, "", args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr)
+		}
+		if out != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stderr == "" {
+			t.Errorf("%v: want one line on stderr, got stdout %q stderr %q", args, out, stderr)
+		}
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	out, _, code := run(t, "", "--version")
+	if code != 0 || !strings.HasPrefix(out, "pisces ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	out, _, code = run(t, "", "--help")
+	if code != 0 || !strings.Contains(out, "--mode") {
+		t.Fatalf("help: %d", code)
+	}
+	// Flags of pi's terminal UI are accepted and ignored.
+	_, stderr, code := run(t, "", "--theme", "dark", "--no-themes", "--tui-mode", "fullscreen", "--version")
+	if code != 0 {
+		t.Fatalf("tui flags: %d %s", code, stderr)
+	}
+}
+
+func TestRPCExitsZeroOnEOFAfterTheWork(t *testing.T) {
+	script := writeScript(t, `{"turns":[{"content":[{"type":"text","text":"done"}],"delayMs":100}]}`)
+	out, stderr, code := run(t, `{"id":"p","type":"prompt","message":"hi"}`, "--mode", "rpc", "--no-session", "--script", script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.HasPrefix(out, `{"type":"ready"}`+"\n") || !strings.Contains(out, `"type":"agent_settled"`) || !strings.Contains(out, `"text":"done"`) {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+// A signal aborts the run, kills the tool's process group and exits 143
+// (SIGTERM) or 129 (SIGHUP); the session file keeps every entry.
+func TestRPCSignalsKillToolsAndExit(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("signals")
+	}
+	for sig, want := range map[syscall.Signal]int{syscall.SIGTERM: 143, syscall.SIGHUP: 129} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pid")
+			script := writeScript(t, `{"turns":[{"content":[{"type":"toolCall","name":"bash","arguments":{"command":"sleep 60 & echo $! > `+pidFile+`; wait"}}]}]}`)
+			cmd := exec.Command(bin, "--agent-dir", dir, "--session-dir", filepath.Join(dir, "s"), "--mode", "rpc", "--script", script)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			cmd.Stderr = io.Discard
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			sc := bufio.NewScanner(stdout)
+			sc.Buffer(nil, 1<<24)
+			sc.Scan() // ready
+			io.WriteString(stdin, `{"id":"p","type":"prompt","message":"sleep"}`+"\n")
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), `"type":"tool_execution_start"`) {
+					break
+				}
+			}
+			var pid int
+			for i := 0; i < 100; i++ {
+				b, _ := os.ReadFile(pidFile)
+				if pid, _ = strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if pid == 0 {
+				t.Fatal("the tool never started its child")
+			}
+			cmd.Process.Signal(sig)
+			go io.Copy(io.Discard, stdout)
+			err := cmd.Wait()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != want {
+				t.Fatalf("exit %v, want %d", err, want)
+			}
+			// The child must be gone (or a zombie awaiting a reaper).
+			deadline := time.Now().Add(2 * time.Second)
+			for alive(pid) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if alive(pid) {
+				t.Fatalf("process %d of the tool's group survived", pid)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "s", "*.jsonl"))
+			if len(files) != 1 {
+				t.Fatalf("session files: %v", files)
+			}
+			b, _ := os.ReadFile(files[0])
+			if !strings.Contains(string(b), `"role":"toolResult"`) || !bytes.HasSuffix(b, []byte("\n")) {
+				t.Fatalf("session file lacks the aborted tool result:\n%s", b)
+			}
+		})
+	}
+}
+
+// alive reports whether pid runs (a zombie counts as dead).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil && runtime.GOOS != "linux"
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
