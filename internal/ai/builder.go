@@ -214,6 +214,11 @@ func (b *Builder) Fail(ctx context.Context, err error) *AssistantMessage {
 			b.fill(&b.msg.Content[i], i)
 		}
 	}
+	var pe *ProviderError
+	if reason == StopError && errors.As(err, &pe) {
+		b.msg.ErrorStatus = pe.Status
+		b.msg.RetryAfter = pe.RetryAfter
+	}
 	b.msg.StopReason = reason
 	b.msg.ErrorMessage = msg
 	m := b.finish()

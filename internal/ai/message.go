@@ -3,6 +3,7 @@ package ai
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
 )
@@ -144,6 +145,11 @@ type AssistantMessage struct {
 	ProviderThinkingLevel string      `json:"providerThinkingLevel,omitempty"`
 	EndTurn               *bool       `json:"endTurn,omitempty"`
 	Extra                 jsonx.Extra `json:"-"`
+
+	// Not part of the message's JSON: what the provider said about a
+	// failure, for the retry layer.
+	ErrorStatus int           `json:"-"` // HTTP status of a failed request (0 when none)
+	RetryAfter  time.Duration `json:"-"` // the provider's Retry-After, when it gave one
 }
 
 // ToolCalls returns the toolCall blocks of the message.

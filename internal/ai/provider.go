@@ -3,6 +3,7 @@ package ai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
@@ -56,6 +57,29 @@ type Request struct {
 	Tools         []ToolSpec
 	ThinkingLevel string
 	APIKey        string
+	// MaxTokens caps the response (0 = the provider's default for the
+	// model: min(model.MaxTokens, 32000)).
+	MaxTokens int
+	// ThinkingBudgets overrides the token budgets of the budget-based
+	// thinking levels (settings thinkingBudgets: minimal, low, medium, high).
+	ThinkingBudgets map[string]int
+	// SessionID identifies the conversation (for providers' prompt caching).
+	SessionID string
+}
+
+// ProviderError is a failed request as a provider reports it. Builder.Fail
+// copies Status and RetryAfter onto the final message for the retry layer.
+type ProviderError struct {
+	Status     int           // HTTP status (0: no response, e.g. a cut connection)
+	Message    string        // the provider's own message
+	RetryAfter time.Duration // from a Retry-After header, when given
+}
+
+func (e *ProviderError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%d %s", e.Status, e.Message)
+	}
+	return e.Message
 }
 
 // Provider streams one model response.

@@ -266,7 +266,7 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 		if !aborted && last != nil && last.StopReason == ai.StopError && s.retryAllowed(last, attempt) {
 			retry = true
 			attempt++
-			delay = s.retryDelay(attempt)
+			delay = s.retryDelay(attempt, last)
 		}
 		s.emit(&rpc.AgentEndEvent{Messages: ai.Messages(res.Messages), WillRetry: retry})
 		if retry {
@@ -417,9 +417,11 @@ func sectionsJSON(sections []prompt.Section) json.RawMessage {
 	return json.RawMessage(sb.String())
 }
 
-var retryablePattern = regexp.MustCompile(`(?i)overloaded|rate.?limit|too many requests|\b429\b|\b500\b|\b502\b|\b503\b|\b504\b|\b529\b|service.?unavailable|server.?error|internal.?error|connection.?(error|reset|refused)|fetch failed|timed? ?out|other side closed|terminated`)
+var retryablePattern = regexp.MustCompile(`(?i)overloaded|rate.?limit|too many requests|\b429\b|\b500\b|\b502\b|\b503\b|\b504\b|\b529\b|service.?unavailable|server.?error|internal.?error|connection.?(error|reset|refused)|fetch failed|timed? ?out|other side closed|terminated|upstream.?connect|reset before headers|retry delay|stream (cut|ended)|unexpected EOF`)
 
-// retryAllowed reports whether a failed message should be retried.
+// retryAllowed reports whether a failed message should be retried: a
+// transient failure (429, 5xx, overloaded, a cut connection) while retries
+// are enabled and left, and no provider-requested delay beyond the maximum.
 func (s *Session) retryAllowed(m *ai.AssistantMessage, attempt int) bool {
 	s.mu.Lock()
 	enabled := s.autoRetry
@@ -430,14 +432,29 @@ func (s *Session) retryAllowed(m *ai.AssistantMessage, attempt int) bool {
 	if isContextOverflow(m.ErrorMessage) {
 		return false
 	}
+	if max := time.Duration(s.opts.Settings.RetryMaxDelayMs()) * time.Millisecond; m.RetryAfter > max {
+		return false
+	}
+	switch st := m.ErrorStatus; {
+	case st == 408 || st == 409 || st == 429 || st >= 500:
+		return true
+	case st >= 400:
+		return false
+	}
 	return retryablePattern.MatchString(m.ErrorMessage)
 }
 
-func (s *Session) retryDelay(attempt int) time.Duration {
+// retryDelay is the backoff for an attempt (base·2^(n-1), capped), or the
+// provider's Retry-After when that is longer.
+func (s *Session) retryDelay(attempt int, m *ai.AssistantMessage) time.Duration {
 	base := time.Duration(s.opts.Settings.RetryBaseDelayMs()) * time.Millisecond
 	d := base << (attempt - 1)
-	if max := time.Duration(s.opts.Settings.RetryMaxDelayMs()) * time.Millisecond; max > 0 && d > max {
+	max := time.Duration(s.opts.Settings.RetryMaxDelayMs()) * time.Millisecond
+	if max > 0 && d > max {
 		d = max
+	}
+	if m != nil && m.RetryAfter > d {
+		d = m.RetryAfter
 	}
 	return d
 }

@@ -64,8 +64,9 @@ type Block struct {
 
 // TurnError makes a turn fail like a provider error.
 type TurnError struct {
-	Status  int    `json:"status,omitempty"`
-	Message string `json:"message"`
+	Status       int    `json:"status,omitempty"`
+	Message      string `json:"message"`
+	RetryAfterMs int    `json:"retryAfterMs,omitempty"`
 }
 
 // Provider replays a script. It is safe for concurrent use; each request
@@ -168,11 +169,11 @@ func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.Ass
 		return b.Fail(ctx, fmt.Errorf("scripted provider: the script has no turn %d (it has %d)", n+1, len(p.script.Turns)))
 	}
 	if turn.Error != nil {
-		msg := turn.Error.Message
-		if turn.Error.Status != 0 {
-			msg = fmt.Sprintf("%d %s", turn.Error.Status, msg)
-		}
-		return b.Fail(ctx, fmt.Errorf("%s", msg))
+		return b.Fail(ctx, &ai.ProviderError{
+			Status:     turn.Error.Status,
+			Message:    turn.Error.Message,
+			RetryAfter: time.Duration(turn.Error.RetryAfterMs) * time.Millisecond,
+		})
 	}
 	chunk := p.script.ChunkSize
 	if turn.ChunkSize != nil {
