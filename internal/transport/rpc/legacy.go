@@ -15,20 +15,10 @@ func legacyEvent(ev rpc.Event) rpc.Event {
 		c.Type = rpc.EventAutoCompactionEnd
 		return &legacyRenamed{ev: &c, typ: rpc.EventAutoCompactionEnd}
 	case *rpc.ExtensionErrorEvent:
-		return &HookErrorEvent{Type: rpc.EventHookError, HookPath: e.ExtensionPath, Event: e.Event, Error: e.Error}
+		return &rpc.HookErrorEvent{Type: rpc.EventHookError, HookPath: e.ExtensionPath, Event: e.Event, Error: e.Error}
 	}
 	return ev
 }
-
-// HookErrorEvent is extension_error on the older wire.
-type HookErrorEvent struct {
-	Type     string `json:"type"`
-	HookPath string `json:"hookPath"`
-	Event    string `json:"event"`
-	Error    string `json:"error"`
-}
-
-func (*HookErrorEvent) EventType() string { return rpc.EventHookError }
 
 // legacyRenamed carries an event whose type member was renamed.
 type legacyRenamed struct {
