@@ -87,24 +87,25 @@ type Session struct {
 	opts Options
 	log  io.Writer
 
-	mu            sync.Mutex
-	store         *session.Session
-	model         *ai.Model
-	thinking      string
-	active        []string
-	steering      []*queued
-	followUp      []*queued
-	steeringMode  string
-	followUpMode  string
-	interruptMode string
-	autoCompact   bool
-	autoRetry     bool
-	compacting    int
-	run           *runState
-	retryCancel   context.CancelFunc
-	pendingBash   []*ai.BashExecutionMessage
-	bash          *bashState
-	closed        bool
+	mu             sync.Mutex
+	store          *session.Session
+	model          *ai.Model
+	thinking       string
+	active         []string
+	steering       []*queued
+	followUp       []*queued
+	steeringMode   string
+	followUpMode   string
+	interruptMode  string
+	autoCompact    bool
+	autoRetry      bool
+	compacting     int
+	compactCancels []context.CancelFunc
+	run            *runState
+	retryCancel    context.CancelFunc
+	pendingBash    []*ai.BashExecutionMessage
+	bash           *bashState
+	closed         bool
 
 	promptMu sync.Mutex
 	emitMu   sync.Mutex

@@ -43,6 +43,10 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 		accepted = func(string) {}
 	}
 	msg := s.userMessage(text, images)
+	if !s.IsStreaming() && s.needsThresholdCompaction() {
+		// pi checks the threshold before each prompt, before answering it.
+		s.compact(context.Background(), ReasonThreshold, "", false)
+	}
 	s.mu.Lock()
 	if s.compacting > 0 {
 		s.mu.Unlock()
@@ -214,6 +218,7 @@ func (s *Session) Abort() {
 		s.retryCancel()
 	}
 	s.mu.Unlock()
+	s.cancelCompaction()
 	if r == nil {
 		return
 	}
@@ -253,6 +258,7 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 		close(r.done)
 	}()
 	attempt := 0
+	overflowTried := false
 	for {
 		res := s.runOnce(ctx, prompts)
 		prompts = nil
@@ -261,16 +267,25 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 		if aborted {
 			r.aborted.Store(true)
 		}
-		retry := false
+		retry, overflow := false, false
 		var delay time.Duration
-		if !aborted && last != nil && last.StopReason == ai.StopError && s.retryAllowed(last, attempt) {
-			retry = true
-			attempt++
-			delay = s.retryDelay(attempt, last)
+		if !aborted && last != nil && last.StopReason == ai.StopError {
+			if isContextOverflow(last.ErrorMessage) && s.autoCompactionOn() {
+				overflow = true
+			} else if s.retryAllowed(last, attempt) {
+				retry = true
+				attempt++
+				delay = s.retryDelay(attempt, last)
+			}
 		}
-		s.emit(&rpc.AgentEndEvent{Messages: ai.Messages(res.Messages), WillRetry: retry})
+		s.emit(&rpc.AgentEndEvent{Messages: ai.Messages(res.Messages), WillRetry: retry || (overflow && !overflowTried)})
 		if retry {
-			if !s.waitRetry(ctx, last, attempt, delay) {
+			s.emit(&rpc.AutoRetryStartEvent{
+				Attempt: attempt, MaxAttempts: s.opts.Settings.RetryMaxRetries(),
+				DelayMs: delay.Milliseconds(), ErrorMessage: last.ErrorMessage,
+			})
+			s.hideFailed(last)
+			if !s.waitRetry(ctx, attempt, delay) {
 				return
 			}
 			continue
@@ -288,14 +303,63 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 			s.emit(ev)
 			attempt = 0
 		}
+		if overflow {
+			if overflowTried {
+				s.emit(&rpc.CompactionStartEvent{Reason: ReasonOverflow})
+				s.emit(&rpc.CompactionEndEvent{Reason: ReasonOverflow, ErrorMessage: overflowRecoveryFailed})
+				return
+			}
+			overflowTried = true
+			s.hideFailed(last)
+			if _, err := s.compact(ctx, ReasonOverflow, "", true); err != nil || ctx.Err() != nil {
+				if ctx.Err() != nil {
+					r.aborted.Store(true)
+				}
+				return
+			}
+			continue
+		}
 		if aborted || ctx.Err() != nil {
 			return
+		}
+		if s.needsThresholdCompaction() {
+			s.compact(ctx, ReasonThreshold, "", false)
+			if ctx.Err() != nil {
+				r.aborted.Store(true)
+				return
+			}
 		}
 		// A message queued after the loop's last look still gets its turn.
 		if s.PendingCount() == 0 {
 			return
 		}
 	}
+}
+
+func (s *Session) autoCompactionOn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.autoCompact
+}
+
+// hideFailed appends a context_edit that leaves a failed assistant message
+// out of the context (as pi 1.5 does before a retry) and announces it.
+func (s *Session) hideFailed(failed *ai.AssistantMessage) {
+	st := s.Store()
+	id := st.LeafID()
+	if id == "" {
+		return
+	}
+	e := st.Entry(id)
+	if e == nil || e.Type != "message" || e.Message != ai.Message(failed) {
+		return
+	}
+	ce, err := st.AppendContextEdit(id, nil)
+	if err != nil {
+		s.logf("cannot write context_edit: %v", err)
+		return
+	}
+	s.emit(&rpc.EntryAppendedEvent{Entry: json.RawMessage(ce.Raw)})
 }
 
 // runOnce runs the agent loop once over the current context.
@@ -459,24 +523,9 @@ func (s *Session) retryDelay(attempt int, m *ai.AssistantMessage) time.Duration 
 	return d
 }
 
-// waitRetry announces a retry, hides the failed message from the context
-// (a context_edit entry, as pi 1.5 writes) and sleeps. It returns false when
-// the retry was cancelled (abort or abort_retry).
-func (s *Session) waitRetry(ctx context.Context, failed *ai.AssistantMessage, attempt int, delay time.Duration) bool {
-	s.emit(&rpc.AutoRetryStartEvent{
-		Attempt: attempt, MaxAttempts: s.opts.Settings.RetryMaxRetries(),
-		DelayMs: delay.Milliseconds(), ErrorMessage: failed.ErrorMessage,
-	})
-	st := s.Store()
-	if id := st.LeafID(); id != "" {
-		if e := st.Entry(id); e != nil && e.Type == "message" && e.Message == ai.Message(failed) {
-			if ce, err := st.AppendContextEdit(id, nil); err == nil {
-				s.emit(&rpc.EntryAppendedEvent{Entry: json.RawMessage(ce.Raw)})
-			} else {
-				s.logf("cannot write context_edit: %v", err)
-			}
-		}
-	}
+// waitRetry sleeps before a retry. It returns false when the retry was
+// cancelled (abort or abort_retry).
+func (s *Session) waitRetry(ctx context.Context, attempt int, delay time.Duration) bool {
 	rctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	s.retryCancel = cancel

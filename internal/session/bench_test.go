@@ -42,16 +42,16 @@ func genMessages(n int) [][]byte {
 		ts += 1000
 		switch i % 4 {
 		case 0:
-			out = append(out, []byte(fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%s}],"timestamp":%d}`, q(sentence(r, 160)), ts)))
+			out = append(out, []byte(fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%s}],"timestamp":%d}`, q(sentence(r, 100)), ts)))
 		case 1:
 			out = append(out, []byte(fmt.Sprintf(`{"role":"assistant","content":[{"type":"thinking","thinking":%s,"thinkingSignature":"sig"},{"type":"toolCall","id":"call_%d","name":"bash","arguments":{"command":%s}}],"api":"openai-completions","provider":"mock","model":"mock-1","usage":`+genUsage+`,"stopReason":"toolUse","timestamp":%d,"responseId":"resp_%d","durationMs":420}`,
-				q(sentence(r, 200)), i, q("grep -rn "+sentence(r, 30)), 1000+i, 50, 800, 1850+i, ts, i)))
+				q(sentence(r, 120)), i, q("grep -rn "+sentence(r, 30)), 1000+i, 50, 800, 1850+i, ts, i)))
 		case 2:
 			out = append(out, []byte(fmt.Sprintf(`{"role":"toolResult","toolCallId":"call_%d","toolName":"bash","content":[{"type":"text","text":%s}],"isError":false,"durationMs":12,"timestamp":%d}`,
-				i-1, q(sentence(r, 400)+"\n"), ts)))
+				i-1, q(sentence(r, 250)+"\n"), ts)))
 		case 3:
 			out = append(out, []byte(fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%s}],"api":"openai-completions","provider":"mock","model":"mock-1","usage":`+genUsage+`,"stopReason":"stop","timestamp":%d,"durationMs":900}`,
-				q(sentence(r, 300)), 2000+i, 120, 1500, 3620+i, ts)))
+				q(sentence(r, 180)), 2000+i, 120, 1500, 3620+i, ts)))
 		}
 	}
 	return out
@@ -97,7 +97,6 @@ func writeSessions(tb testing.TB, dir string, count, entries int) {
 		}
 	}
 }
-
 
 func BenchmarkList2000(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "sessions", "--home-u-proj--")

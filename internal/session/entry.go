@@ -616,4 +616,6 @@ func encode(e *Entry) error {
 
 type errUnknownType string
 
-func (e errUnknownType) Error() string { return "session: cannot write entry of type " + strconv.Quote(string(e)) }
+func (e errUnknownType) Error() string {
+	return "session: cannot write entry of type " + strconv.Quote(string(e))
+}

@@ -16,8 +16,12 @@ import (
 // ai.DecodeMessage would (an unusual type, null, a key that only differs in
 // case from a known one), it gives up and ai.DecodeMessage does the work.
 func decodeMessage(raw []byte) (ai.Message, error) {
-	if m := fastDecode(raw); m != nil {
-		return m, nil
+	c := &cur{b: raw}
+	if m := fastDecode(c); m != nil {
+		c.ws()
+		if c.i == len(raw) {
+			return m, nil
+		}
 	}
 	return ai.DecodeMessage(raw)
 }
@@ -45,259 +49,434 @@ func extraField(key string, val []byte, known []string) (jsonx.Field, bool) {
 	return jsonx.Field{Key: key, Value: json.RawMessage(val[:len(val):len(val)])}, true
 }
 
-func fastDecode(raw []byte) ai.Message {
-	var buf [16]member
-	ms, ok := members(buf[:0], raw)
-	if !ok {
-		return nil
-	}
-	role := ""
-	for _, m := range ms {
-		if m.key == "role" {
-			role, ok = str(m.val)
-			if !ok {
-				return nil
-			}
-		}
-	}
-	switch role {
-	case ai.RoleUser:
-		if m, ok := fastUser(ms); ok {
-			return m
-		}
-	case ai.RoleAssistant:
-		if m, ok := fastAssistant(ms); ok {
-			return m
-		}
-	case ai.RoleToolResult:
-		if m, ok := fastToolResult(ms); ok {
-			return m
-		}
-	}
-	return nil
+// cur is a validating cursor over JSON: values are checked and decoded
+// where they are, so each byte is looked at about once.
+type cur struct {
+	b   []byte
+	i   int
+	bad bool
+	ar  *arena // optional: allocate decoded values in chunks
 }
 
-func fastUser(ms []member) (*ai.UserMessage, bool) {
-	m := &ai.UserMessage{}
-	for _, f := range ms {
-		var ok bool
-		switch f.key {
-		case "role":
-			m.Role, ok = str(f.val)
-		case "content":
-			m.Content, ok = fastUserContent(f.val)
-		case "timestamp":
-			m.Timestamp, ok = fastInt(f.val)
-		default:
-			var x jsonx.Field
-			x, ok = extraField(f.key, f.val, userKeys)
-			m.Extra = append(m.Extra, x)
-		}
-		if !ok {
-			return nil, false
-		}
-	}
-	return m, true
+// arena hands out messages and content blocks from larger chunks, which
+// cuts the allocations of a big load several times. Nothing is ever freed
+// individually: a chunk lives as long as anything points into it.
+type arena struct {
+	users    []ai.UserMessage
+	assts    []ai.AssistantMessage
+	results  []ai.ToolResultMessage
+	blocks   []ai.Content
+	scratch  []ai.Content
+	chunkLen int
 }
 
-func fastAssistant(ms []member) (*ai.AssistantMessage, bool) {
-	m := &ai.AssistantMessage{}
-	for _, f := range ms {
-		var ok bool
-		switch f.key {
-		case "role":
-			m.Role, ok = str(f.val)
-		case "content":
-			m.Content, ok = fastBlocks(f.val)
-		case "api":
-			m.API, ok = str(f.val)
-		case "provider":
-			m.Provider, ok = str(f.val)
-		case "model":
-			m.Model, ok = str(f.val)
-		case "usage":
-			m.Usage, ok = fastUsage(f.val)
-		case "stopReason":
-			m.StopReason, ok = str(f.val)
-		case "errorMessage":
-			m.ErrorMessage, ok = str(f.val)
-		case "timestamp":
-			m.Timestamp, ok = fastInt(f.val)
-		case "responseId":
-			m.ResponseID, ok = str(f.val)
-		case "rawStopReason":
-			m.RawStopReason, ok = str(f.val)
-		case "durationMs":
-			var n int64
-			n, ok = fastInt(f.val)
-			m.DurationMs = &n
-		case "thinkingLevel":
-			m.ThinkingLevel, ok = str(f.val)
-		case "providerThinkingLevel":
-			m.ProviderThinkingLevel, ok = str(f.val)
-		case "endTurn":
-			var b bool
-			b, ok = boolVal(f.val)
-			m.EndTurn = &b
-		default:
-			var x jsonx.Field
-			x, ok = extraField(f.key, f.val, assistantKeys)
-			m.Extra = append(m.Extra, x)
-		}
-		if !ok {
-			return nil, false
-		}
+func (a *arena) user() *ai.UserMessage {
+	if a == nil {
+		return &ai.UserMessage{}
 	}
-	return m, true
+	if len(a.users) == cap(a.users) {
+		a.users = make([]ai.UserMessage, 0, a.chunkLen)
+	}
+	a.users = a.users[:len(a.users)+1]
+	return &a.users[len(a.users)-1]
 }
 
-func fastToolResult(ms []member) (*ai.ToolResultMessage, bool) {
-	m := &ai.ToolResultMessage{}
-	for _, f := range ms {
-		var ok bool
-		switch f.key {
-		case "role":
-			m.Role, ok = str(f.val)
-		case "toolCallId":
-			m.ToolCallID, ok = str(f.val)
-		case "toolName":
-			m.ToolName, ok = str(f.val)
-		case "content":
-			m.Content, ok = fastBlocks(f.val)
-		case "details":
-			m.Details, ok = json.RawMessage(f.val[:len(f.val):len(f.val)]), true
-		case "usage":
-			var u ai.Usage
-			u, ok = fastUsage(f.val)
-			m.Usage = &u
-		case "isError":
-			m.IsError, ok = boolVal(f.val)
-		case "durationMs":
-			var n int64
-			n, ok = fastInt(f.val)
-			m.DurationMs = &n
-		case "nestedCalls":
-			m.NestedCalls, ok = json.RawMessage(f.val[:len(f.val):len(f.val)]), true
-		case "timestamp":
-			m.Timestamp, ok = fastInt(f.val)
-		default:
-			var x jsonx.Field
-			x, ok = extraField(f.key, f.val, toolResultKeys)
-			m.Extra = append(m.Extra, x)
-		}
-		if !ok {
-			return nil, false
-		}
+func (a *arena) assistant() *ai.AssistantMessage {
+	if a == nil {
+		return &ai.AssistantMessage{}
 	}
-	return m, true
+	if len(a.assts) == cap(a.assts) {
+		a.assts = make([]ai.AssistantMessage, 0, a.chunkLen)
+	}
+	a.assts = a.assts[:len(a.assts)+1]
+	return &a.assts[len(a.assts)-1]
 }
 
-func fastUsage(v []byte) (ai.Usage, bool) {
-	var u ai.Usage
-	var buf [8]member
-	ms, ok := members(buf[:0], v)
-	if !ok {
-		return u, false
+func (a *arena) toolResult() *ai.ToolResultMessage {
+	if a == nil {
+		return &ai.ToolResultMessage{}
 	}
-	for _, f := range ms {
-		switch f.key {
-		case "input":
-			u.Input, ok = fastInt(f.val)
-		case "output":
-			u.Output, ok = fastInt(f.val)
-		case "cacheRead":
-			u.CacheRead, ok = fastInt(f.val)
-		case "cacheWrite":
-			u.CacheWrite, ok = fastInt(f.val)
-		case "totalTokens":
-			u.TotalTokens, ok = fastInt(f.val)
-		case "cost":
-			u.Cost, ok = fastCost(f.val)
-		default:
-			var x jsonx.Field
-			x, ok = extraField(f.key, f.val, usageKeys)
-			u.Extra = append(u.Extra, x)
-		}
-		if !ok {
-			return u, false
-		}
+	if len(a.results) == cap(a.results) {
+		a.results = make([]ai.ToolResultMessage, 0, a.chunkLen)
 	}
-	return u, true
+	a.results = a.results[:len(a.results)+1]
+	return &a.results[len(a.results)-1]
 }
 
-func fastCost(v []byte) (ai.Cost, bool) {
-	var c ai.Cost
-	var buf [8]member
-	ms, ok := members(buf[:0], v)
-	if !ok {
-		return c, false
+// content copies blocks into the current chunk (capacity exactly len).
+func (a *arena) content(blocks []ai.Content) []ai.Content {
+	n := len(blocks)
+	if a == nil || n > a.chunkLen {
+		return append(make([]ai.Content, 0, n), blocks...)
 	}
-	for _, f := range ms {
-		switch f.key {
-		case "input":
-			c.Input, ok = fastFloat(f.val)
-		case "output":
-			c.Output, ok = fastFloat(f.val)
-		case "cacheRead":
-			c.CacheRead, ok = fastFloat(f.val)
-		case "cacheWrite":
-			c.CacheWrite, ok = fastFloat(f.val)
-		case "total":
-			c.Total, ok = fastFloat(f.val)
-		default:
-			var x jsonx.Field
-			x, ok = extraField(f.key, f.val, costKeys)
-			c.Extra = append(c.Extra, x)
-		}
-		if !ok {
-			return c, false
-		}
+	if cap(a.blocks)-len(a.blocks) < n {
+		a.blocks = make([]ai.Content, 0, a.chunkLen)
 	}
-	return c, true
+	start := len(a.blocks)
+	a.blocks = append(a.blocks, blocks...)
+	return a.blocks[start : start+n : start+n]
 }
 
-func fastUserContent(v []byte) (ai.UserContent, bool) {
-	if len(v) > 0 && v[0] == '"' {
-		s, ok := unquote(v)
-		return ai.UserContent{IsString: true, Str: s}, ok
+func (c *cur) ws() {
+	for c.i < len(c.b) && isWS(c.b[c.i]) {
+		c.i++
 	}
-	blocks, ok := fastBlocks(v)
-	return ai.UserContent{Blocks: blocks}, ok
 }
 
-func fastBlocks(v []byte) ([]ai.Content, bool) {
-	if len(v) == 0 || v[0] != '[' {
-		return nil, false
+func (c *cur) open(ch byte) bool {
+	c.ws()
+	if c.i < len(c.b) && c.b[c.i] == ch {
+		c.i++
+		return true
 	}
-	var ebuf [8][]byte
-	els, ok := elements(ebuf[:0], v)
-	if !ok {
-		return nil, false
-	}
-	out := make([]ai.Content, len(els))
-	for i, el := range els {
-		if !fastBlock(&out[i], el) {
-			return nil, false
-		}
-	}
-	return out, true
+	c.bad = true
+	return false
 }
 
-func fastBlock(c *ai.Content, v []byte) bool {
-	var buf [8]member
-	ms, ok := members(buf[:0], v)
-	if !ok {
+// next reports whether another member or element follows (consuming the
+// comma); false at the closing bracket, which it consumes.
+func (c *cur) next(close byte, first *bool) bool {
+	c.ws()
+	if c.i >= len(c.b) {
+		c.bad = true
 		return false
 	}
-	for _, f := range ms {
-		if f.key == "type" {
-			if c.Type, ok = str(f.val); !ok {
-				return false
-			}
+	if c.b[c.i] == close {
+		c.i++
+		return false
+	}
+	if !*first {
+		if c.b[c.i] != ',' {
+			c.bad = true
+			return false
+		}
+		c.i++
+		c.ws()
+	}
+	*first = false
+	return true
+}
+
+// key reads a member key and its colon.
+func (c *cur) key() string {
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		c.bad = true
+		return ""
+	}
+	s := c.i
+	e, plain := scanString(c.b, c.i)
+	if e < 0 {
+		c.bad = true
+		return ""
+	}
+	c.i = e
+	var k string
+	if plain {
+		k = alias(c.b[s+1 : e-1])
+	} else {
+		var ok bool
+		if k, ok = unquote(c.b[s:e]); !ok {
+			c.bad = true
 		}
 	}
+	c.ws()
+	if c.i >= len(c.b) || c.b[c.i] != ':' {
+		c.bad = true
+		return ""
+	}
+	c.i++
+	c.ws()
+	return k
+}
+
+// raw returns the next value, validated.
+func (c *cur) raw() []byte {
+	s := c.i
+	e := skipValue(c.b, c.i, 1)
+	if e < 0 {
+		c.bad = true
+		return nil
+	}
+	c.i = e
+	return c.b[s:e:e]
+}
+
+func (c *cur) str() string {
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		c.bad = true
+		return ""
+	}
+	s := c.i
+	e, plain := scanString(c.b, c.i)
+	if e < 0 {
+		c.bad = true
+		return ""
+	}
+	c.i = e
+	if plain {
+		return alias(c.b[s+1 : e-1])
+	}
+	v, ok := unquote(c.b[s:e])
+	if !ok {
+		c.bad = true
+	}
+	return v
+}
+
+func (c *cur) int() int64 {
+	n, ok := fastInt(c.raw())
+	if !ok {
+		c.bad = true
+	}
+	return n
+}
+
+func (c *cur) float() float64 {
+	f, ok := fastFloat(c.raw())
+	if !ok {
+		c.bad = true
+	}
+	return f
+}
+
+func (c *cur) boolean() bool {
+	b, ok := boolVal(c.raw())
+	if !ok {
+		c.bad = true
+	}
+	return b
+}
+
+func (c *cur) extra(ex *jsonx.Extra, key string, known []string) {
+	v := c.raw()
+	f, ok := extraField(key, v, known)
+	if !ok {
+		c.bad = true
+		return
+	}
+	*ex = append(*ex, f)
+}
+
+// fastDecode decodes user, assistant and toolResult messages whose first
+// key is "role" (as pi writes them); nil means "use ai.DecodeMessage".
+func fastDecode(c *cur) ai.Message {
+	if !c.open('{') {
+		return nil
+	}
+	first := true
+	if !c.next('}', &first) || c.key() != "role" {
+		return nil
+	}
+	role := c.str()
+	if c.bad {
+		return nil
+	}
+	var m ai.Message
+	switch role {
+	case ai.RoleUser:
+		m = fastUser(c, &first)
+	case ai.RoleAssistant:
+		m = fastAssistant(c, &first)
+	case ai.RoleToolResult:
+		m = fastToolResult(c, &first)
+	default:
+		return nil
+	}
+	if c.bad {
+		return nil
+	}
+	return m
+}
+
+func fastUser(c *cur, first *bool) *ai.UserMessage {
+	m := c.ar.user()
+	m.Role = ai.RoleUser
+	for !c.bad && c.next('}', first) {
+		switch k := c.key(); k {
+		case "role":
+			m.Role = c.str()
+		case "content":
+			m.Content = fastUserContent(c)
+		case "timestamp":
+			m.Timestamp = c.int()
+		default:
+			c.extra(&m.Extra, k, userKeys)
+		}
+	}
+	return m
+}
+
+func fastAssistant(c *cur, first *bool) *ai.AssistantMessage {
+	m := c.ar.assistant()
+	m.Role = ai.RoleAssistant
+	for !c.bad && c.next('}', first) {
+		switch k := c.key(); k {
+		case "role":
+			m.Role = c.str()
+		case "content":
+			m.Content = fastBlocks(c)
+		case "api":
+			m.API = c.str()
+		case "provider":
+			m.Provider = c.str()
+		case "model":
+			m.Model = c.str()
+		case "usage":
+			m.Usage = fastUsage(c)
+		case "stopReason":
+			m.StopReason = c.str()
+		case "errorMessage":
+			m.ErrorMessage = c.str()
+		case "timestamp":
+			m.Timestamp = c.int()
+		case "responseId":
+			m.ResponseID = c.str()
+		case "rawStopReason":
+			m.RawStopReason = c.str()
+		case "durationMs":
+			n := c.int()
+			m.DurationMs = &n
+		case "thinkingLevel":
+			m.ThinkingLevel = c.str()
+		case "providerThinkingLevel":
+			m.ProviderThinkingLevel = c.str()
+		case "endTurn":
+			b := c.boolean()
+			m.EndTurn = &b
+		default:
+			c.extra(&m.Extra, k, assistantKeys)
+		}
+	}
+	return m
+}
+
+func fastToolResult(c *cur, first *bool) *ai.ToolResultMessage {
+	m := c.ar.toolResult()
+	m.Role = ai.RoleToolResult
+	for !c.bad && c.next('}', first) {
+		switch k := c.key(); k {
+		case "role":
+			m.Role = c.str()
+		case "toolCallId":
+			m.ToolCallID = c.str()
+		case "toolName":
+			m.ToolName = c.str()
+		case "content":
+			m.Content = fastBlocks(c)
+		case "details":
+			m.Details = json.RawMessage(c.raw())
+		case "usage":
+			u := fastUsage(c)
+			m.Usage = &u
+		case "isError":
+			m.IsError = c.boolean()
+		case "durationMs":
+			n := c.int()
+			m.DurationMs = &n
+		case "nestedCalls":
+			m.NestedCalls = json.RawMessage(c.raw())
+		case "timestamp":
+			m.Timestamp = c.int()
+		default:
+			c.extra(&m.Extra, k, toolResultKeys)
+		}
+	}
+	return m
+}
+
+func fastUsage(c *cur) ai.Usage {
+	var u ai.Usage
+	if !c.open('{') {
+		return u
+	}
+	first := true
+	for !c.bad && c.next('}', &first) {
+		switch k := c.key(); k {
+		case "input":
+			u.Input = c.int()
+		case "output":
+			u.Output = c.int()
+		case "cacheRead":
+			u.CacheRead = c.int()
+		case "cacheWrite":
+			u.CacheWrite = c.int()
+		case "totalTokens":
+			u.TotalTokens = c.int()
+		case "cost":
+			u.Cost = fastCost(c)
+		default:
+			c.extra(&u.Extra, k, usageKeys)
+		}
+	}
+	return u
+}
+
+func fastCost(c *cur) ai.Cost {
+	var x ai.Cost
+	if !c.open('{') {
+		return x
+	}
+	first := true
+	for !c.bad && c.next('}', &first) {
+		switch k := c.key(); k {
+		case "input":
+			x.Input = c.float()
+		case "output":
+			x.Output = c.float()
+		case "cacheRead":
+			x.CacheRead = c.float()
+		case "cacheWrite":
+			x.CacheWrite = c.float()
+		case "total":
+			x.Total = c.float()
+		default:
+			c.extra(&x.Extra, k, costKeys)
+		}
+	}
+	return x
+}
+
+func fastUserContent(c *cur) ai.UserContent {
+	c.ws()
+	if c.i < len(c.b) && c.b[c.i] == '"' {
+		return ai.UserContent{IsString: true, Str: c.str()}
+	}
+	return ai.UserContent{Blocks: fastBlocks(c)}
+}
+
+func fastBlocks(c *cur) []ai.Content {
+	if !c.open('[') {
+		return nil
+	}
+	var scratch []ai.Content
+	if c.ar != nil {
+		scratch = c.ar.scratch[:0]
+	}
+	first := true
+	for !c.bad && c.next(']', &first) {
+		scratch = append(scratch, ai.Content{})
+		fastBlock(c, &scratch[len(scratch)-1])
+	}
+	out := c.ar.content(scratch)
+	if c.ar != nil {
+		clear(scratch)
+		c.ar.scratch = scratch[:0]
+	}
+	return out
+}
+
+func fastBlock(c *cur, b *ai.Content) {
+	if !c.open('{') {
+		return
+	}
+	first := true
+	if !c.next('}', &first) || c.key() != "type" {
+		c.bad = true
+		return
+	}
+	b.Type = c.str()
 	var known []string
-	switch c.Type {
+	switch b.Type {
 	case ai.ContentText:
 		known = textKeys
 	case ai.ContentThinking:
@@ -307,48 +486,47 @@ func fastBlock(c *ai.Content, v []byte) bool {
 	case ai.ContentToolCall:
 		known = toolCallKeys
 	default:
-		return false
+		c.bad = true
+		return
 	}
-	for _, f := range ms {
-		ok = true
+	for !c.bad && c.next('}', &first) {
+		k := c.key()
 		switch {
-		case f.key == "type":
-		case f.key == "text" && c.Type == ai.ContentText:
-			c.Text, ok = str(f.val)
-		case f.key == "textSignature" && c.Type == ai.ContentText:
-			c.TextSignature, ok = str(f.val)
-		case f.key == "thinking" && c.Type == ai.ContentThinking:
-			c.Thinking, ok = str(f.val)
-		case f.key == "thinkingSignature" && c.Type == ai.ContentThinking:
-			c.ThinkingSignature, ok = str(f.val)
-		case f.key == "redacted" && c.Type == ai.ContentThinking:
-			c.Redacted, ok = boolVal(f.val)
-		case f.key == "data" && c.Type == ai.ContentImage:
-			c.Data, ok = str(f.val)
-		case f.key == "mimeType" && c.Type == ai.ContentImage:
-			c.MimeType, ok = str(f.val)
-		case c.Type == ai.ContentToolCall && f.key == "id":
-			c.ID, ok = str(f.val)
-		case c.Type == ai.ContentToolCall && f.key == "name":
-			c.Name, ok = str(f.val)
-		case c.Type == ai.ContentToolCall && f.key == "arguments":
-			c.Arguments = json.RawMessage(f.val[:len(f.val):len(f.val)])
-		case c.Type == ai.ContentToolCall && f.key == "thoughtSignature":
-			c.ThoughtSignature, ok = str(f.val)
-		case c.Type == ai.ContentToolCall && f.key == "argumentsError":
-			c.ArgumentsError, ok = str(f.val)
-		case c.Type == ai.ContentToolCall && f.key == "namespace":
-			c.Namespace, ok = str(f.val)
+		case k == "type":
+			b.Type = c.str()
+			if b.Type != known[0] && b.Type != "" {
+				c.bad = true // a second, different type: leave it to encoding/json
+			}
+		case b.Type == ai.ContentText && k == "text":
+			b.Text = c.str()
+		case b.Type == ai.ContentText && k == "textSignature":
+			b.TextSignature = c.str()
+		case b.Type == ai.ContentThinking && k == "thinking":
+			b.Thinking = c.str()
+		case b.Type == ai.ContentThinking && k == "thinkingSignature":
+			b.ThinkingSignature = c.str()
+		case b.Type == ai.ContentThinking && k == "redacted":
+			b.Redacted = c.boolean()
+		case b.Type == ai.ContentImage && k == "data":
+			b.Data = c.str()
+		case b.Type == ai.ContentImage && k == "mimeType":
+			b.MimeType = c.str()
+		case b.Type == ai.ContentToolCall && k == "id":
+			b.ID = c.str()
+		case b.Type == ai.ContentToolCall && k == "name":
+			b.Name = c.str()
+		case b.Type == ai.ContentToolCall && k == "arguments":
+			b.Arguments = json.RawMessage(c.raw())
+		case b.Type == ai.ContentToolCall && k == "thoughtSignature":
+			b.ThoughtSignature = c.str()
+		case b.Type == ai.ContentToolCall && k == "argumentsError":
+			b.ArgumentsError = c.str()
+		case b.Type == ai.ContentToolCall && k == "namespace":
+			b.Namespace = c.str()
 		default:
-			var x jsonx.Field
-			x, ok = extraField(f.key, f.val, known)
-			c.Extra = append(c.Extra, x)
-		}
-		if !ok {
-			return false
+			c.extra(&b.Extra, k, known)
 		}
 	}
-	return true
 }
 
 // fastInt parses a JSON integer the way encoding/json fills an int64.

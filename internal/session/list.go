@@ -211,75 +211,33 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	if !found {
 		return info, false
 	}
-	info.ID, info.Cwd, info.ParentSessionPath = h.ID, h.Cwd, h.ParentSession
+	info.ID, info.Cwd, info.ParentSessionPath = strings.Clone(h.ID), strings.Clone(h.Cwd), strings.Clone(h.ParentSession)
 	info.Created, _ = parseISO(h.Timestamp)
 
 	var texts []string
 	var lastActivity int64
 	hasActivity := false
-	var mbuf, msgBuf []member
 	for pos < len(data) {
 		line, next := nextLine(data, pos)
 		pos = next
-		if !validJSON(line) {
-			continue
-		}
-		var ok bool
-		mbuf, ok = members(mbuf[:0], line)
+		l, ok := scanListLine(line)
 		if !ok {
 			continue
 		}
-		typ := ""
-		var msg, name, ets []byte
-		for _, m := range mbuf {
-			switch m.key {
-			case "type":
-				typ, _ = str(m.val)
-			case "message":
-				msg = m.val
-			case "name":
-				name = m.val
-			case "timestamp":
-				ets = m.val
-			}
-		}
-		switch typ {
+		switch l.typ {
 		case TypeSessionInfo:
-			n, _ := str(name)
-			info.Name = strings.TrimSpace(n)
+			info.Name = strings.Clone(strings.TrimSpace(l.name))
 		case TypeMessage:
 			info.MessageCount++
-			if msg == nil {
+			if l.role != ai.RoleUser && l.role != ai.RoleAssistant || !l.hasContent {
 				continue
 			}
-			msgBuf, ok = members(msgBuf[:0], msg)
-			if !ok {
-				continue
-			}
-			role := ""
-			var content, mts []byte
-			for _, m := range msgBuf {
-				switch m.key {
-				case "role":
-					role, _ = str(m.val)
-				case "content":
-					content = m.val
-				case "timestamp":
-					mts = m.val
-				}
-			}
-			if role != ai.RoleUser && role != ai.RoleAssistant {
-				continue
-			}
-			if content == nil {
-				continue
-			}
-			if n, ok := fastFloat(mts); ok {
+			if n, ok := fastFloat(l.mts); ok {
 				if !hasActivity || int64(n) > lastActivity {
 					lastActivity = int64(n)
 				}
 				hasActivity = true
-			} else if s, ok := str(ets); ok {
+			} else if s, ok := str(l.ets); ok {
 				if t, ok := parseISO(s); ok {
 					if !hasActivity || t.UnixMilli() > lastActivity {
 						lastActivity = t.UnixMilli()
@@ -287,13 +245,12 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 					hasActivity = true
 				}
 			}
-			text := contentText(content)
-			if text == "" {
+			if l.text == "" {
 				continue
 			}
-			texts = append(texts, text)
-			if info.FirstMessage == "" && role == ai.RoleUser {
-				info.FirstMessage = text
+			texts = append(texts, l.text)
+			if info.FirstMessage == "" && l.role == ai.RoleUser {
+				info.FirstMessage = strings.Clone(l.text)
 			}
 		}
 	}
@@ -312,47 +269,113 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	return info, true
 }
 
-// contentText is pi's extractTextContent: a string content, or the text
-// blocks joined by spaces.
-func contentText(content []byte) string {
-	if len(content) > 0 && content[0] == '"' {
-		s, _ := unquote(content)
-		return s
+type listLine struct {
+	typ, name, role, text string
+	ets, mts              []byte
+	hasContent            bool
+}
+
+// scanListLine validates one line and picks what a listing needs, in one
+// pass. Strings alias line.
+func scanListLine(line []byte) (listLine, bool) {
+	var l listLine
+	c := &cur{b: line}
+	if !c.open('{') {
+		return l, false
 	}
-	var ebuf [16][]byte
-	els, ok := elements(ebuf[:0], content)
-	if !ok {
+	first := true
+	for !c.bad && c.next('}', &first) {
+		switch k := c.key(); {
+		case c.bad:
+		case k == "type":
+			l.typ = c.str()
+		case k == "name":
+			v := c.raw()
+			l.name, _ = str(v)
+		case k == "timestamp":
+			l.ets = c.raw()
+		case k == "message" && l.typ == TypeMessage:
+			scanListMessage(c, &l)
+		default:
+			c.raw()
+		}
+	}
+	if c.bad || skipWS(line, c.i) != len(line) {
+		return l, false
+	}
+	return l, true
+}
+
+func scanListMessage(c *cur, l *listLine) {
+	c.ws()
+	if c.i >= len(c.b) || c.b[c.i] != '{' {
+		c.raw()
+		return
+	}
+	c.i++
+	first := true
+	for !c.bad && c.next('}', &first) {
+		switch k := c.key(); {
+		case c.bad:
+		case k == "role":
+			v := c.raw()
+			l.role, _ = str(v)
+		case k == "timestamp":
+			l.mts = c.raw()
+		case k == "content" && (l.role == "" || l.role == ai.RoleUser || l.role == ai.RoleAssistant):
+			l.hasContent = true
+			l.text = scanContentText(c)
+		default:
+			c.raw()
+		}
+	}
+}
+
+// scanContentText is pi's extractTextContent: a string content, or the
+// text blocks joined by spaces.
+func scanContentText(c *cur) string {
+	c.ws()
+	if c.i < len(c.b) && c.b[c.i] == '"' {
+		return c.str()
+	}
+	if c.i >= len(c.b) || c.b[c.i] != '[' {
+		c.raw()
 		return ""
 	}
-	var sb strings.Builder
+	c.i++
+	var parts []string
 	first := true
-	var bbuf [8]member
-	for _, el := range els {
-		ms, ok := members(bbuf[:0], el)
-		if !ok {
+	for !c.bad && c.next(']', &first) {
+		c.ws()
+		if c.i >= len(c.b) || c.b[c.i] != '{' {
+			c.raw()
 			continue
 		}
+		c.i++
+		bfirst := true
 		isText := false
-		var text []byte
-		for _, m := range ms {
-			switch m.key {
-			case "type":
-				isText = string(m.val) == `"text"`
-			case "text":
-				text = m.val
+		text := ""
+		for !c.bad && c.next('}', &bfirst) {
+			switch k := c.key(); {
+			case c.bad:
+			case k == "type":
+				v := c.raw()
+				isText = string(v) == `"text"`
+			case k == "text":
+				v := c.raw()
+				text, _ = str(v)
+			default:
+				c.raw()
 			}
 		}
-		if !isText {
-			continue
+		if isText {
+			parts = append(parts, text)
 		}
-		t, _ := str(text)
-		if !first {
-			sb.WriteByte(' ')
-		}
-		first = false
-		sb.WriteString(t)
 	}
-	return sb.String()
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts, " ")
 }
 
 // MostRecent returns the newest valid session file in dir by mtime ("" if

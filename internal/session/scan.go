@@ -2,9 +2,11 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A small validating JSON scanner over byte slices. Session files are read
@@ -26,39 +28,67 @@ func skipWS(b []byte, i int) int {
 // skipString returns the index after the closing quote of the string that
 // starts at b[i] == '"', or -1 when it is invalid.
 func skipString(b []byte, i int) int {
+	e, _ := scanString(b, i)
+	return e
+}
+
+// scanString is skipString that also reports whether the string is plain:
+// ASCII without escapes, so that its bytes are its value.
+func scanString(b []byte, i int) (int, bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	plain := true
 	i++
 	for {
-		// Fast scan for the next byte that needs attention.
-		for i < len(b) && !strSpecial[b[i]] {
-			i++
+		// 8 bytes at a time while none is a quote, a backslash or a
+		// control character.
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			q := w ^ (lo * '"')
+			bs := w ^ (lo * '\\')
+			if ((q-lo)&^q|(bs-lo)&^bs|(w-lo*0x20)&^w)&hi != 0 {
+				break
+			}
+			if w&hi != 0 {
+				plain = false
+			}
+			i += 8
 		}
 		if i >= len(b) {
-			return -1
+			return -1, false
 		}
-		switch c := b[i]; {
+		c := b[i]
+		if !strSpecial[c] {
+			if c >= 0x80 {
+				plain = false
+			}
+			i++
+			continue
+		}
+		switch {
 		case c == '"':
-			return i + 1
+			return i + 1, plain
 		case c < 0x20:
-			return -1
+			return -1, false
 		default: // backslash
+			plain = false
 			if i+1 >= len(b) {
-				return -1
+				return -1, false
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) {
-					return -1
+					return -1, false
 				}
 				for k := i + 2; k < i+6; k++ {
 					if !isHex(b[k]) {
-						return -1
+						return -1, false
 					}
 				}
 				i += 6
 			default:
-				return -1
+				return -1, false
 			}
 		}
 	}
@@ -310,6 +340,54 @@ func members(dst []member, obj []byte) ([]member, bool) {
 	return dst, i < len(obj)
 }
 
+// membersChecked is members for input that has not been validated: it
+// validates every value while splitting, and fails unless obj is exactly
+// one valid JSON object (with optional surrounding whitespace).
+func membersChecked(dst []member, obj []byte) ([]member, bool) {
+	i := skipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return dst, false
+	}
+	i = skipWS(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return dst, skipWS(obj, i+1) == len(obj)
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return dst, false
+		}
+		ks := i
+		if i = skipString(obj, i); i < 0 {
+			return dst, false
+		}
+		key, ok := unquote(obj[ks:i])
+		if !ok {
+			return dst, false
+		}
+		i = skipWS(obj, i)
+		if i >= len(obj) || obj[i] != ':' {
+			return dst, false
+		}
+		i = skipWS(obj, i+1)
+		vs := i
+		if i = skipValue(obj, i, 1); i < 0 {
+			return dst, false
+		}
+		dst = append(dst, member{key, obj[vs:i]})
+		i = skipWS(obj, i)
+		if i >= len(obj) {
+			return dst, false
+		}
+		if obj[i] == '}' {
+			return dst, skipWS(obj, i+1) == len(obj)
+		}
+		if obj[i] != ',' {
+			return dst, false
+		}
+		i = skipWS(obj, i+1)
+	}
+}
+
 // elements returns the raw elements of the (validated) JSON array arr.
 func elements(dst [][]byte, arr []byte) ([][]byte, bool) {
 	i := skipWS(arr, 0)
@@ -342,7 +420,7 @@ func unquote(raw []byte) (string, bool) {
 		return unquoteSlow(raw)
 	}
 	if bs < 0 {
-		return string(inner), true
+		return alias(inner), true
 	}
 	out := make([]byte, 0, len(inner))
 	out = append(out, inner[:bs]...)
@@ -390,7 +468,18 @@ func unquote(raw []byte) (string, bool) {
 		}
 		i += 2
 	}
-	return string(out), true
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
+}
+
+// alias returns b as a string without copying. Everything decoded from a
+// session file aliases the file's buffer, which is never modified (it is
+// also what Entry.Raw points into); callers that reuse a buffer must
+// strings.Clone what they keep.
+func alias(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func unquoteSlow(raw []byte) (string, bool) {

@@ -634,6 +634,7 @@ func (s *Session) AppendUsage(kind, provider, model string, usage ai.Usage, note
 func (s *Session) AppendRaw(obj json.RawMessage) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	obj = append(json.RawMessage(nil), obj...)
 	if !validJSON(obj) {
 		return nil, errors.New("session: entry is not valid JSON")
 	}
@@ -846,6 +847,7 @@ func parseEntries(data []byte, tornPossible bool) ([]*Entry, int, bool) {
 			slab := make([]Entry, 0, n)
 			r.entries = make([]*Entry, 0, n)
 			var mbuf []member
+			ar := &arena{chunkLen: 256}
 			pos := 0
 			for pos < len(chunk) {
 				line, next := nextLine(chunk, pos)
@@ -854,10 +856,9 @@ func parseEntries(data []byte, tornPossible bool) ([]*Entry, int, bool) {
 					r.skipped++
 					continue
 				}
-				ok := validJSON(line)
-				if ok {
-					mbuf, ok = members(mbuf[:0], line)
-				}
+				var ok bool
+				var msg ai.Message
+				mbuf, msg, ok = scanEntryLine(mbuf[:0], line, ar)
 				if !ok {
 					r.skipped++
 					if last && next == len(chunk) && tornPossible {
@@ -869,11 +870,7 @@ func parseEntries(data []byte, tornPossible bool) ([]*Entry, int, bool) {
 				e := &slab[len(slab)-1]
 				parseEntry(e, line, mbuf)
 				if e.Type == TypeMessage {
-					for _, m := range mbuf {
-						if m.key == "message" {
-							e.Message, _ = decodeMessage(m.val)
-						}
-					}
+					e.Message = msg
 				}
 				r.entries = append(r.entries, e)
 			}
@@ -899,6 +896,54 @@ func parseEntries(data []byte, tornPossible bool) ([]*Entry, int, bool) {
 		torn = torn || r.torn
 	}
 	return all, skipped, torn
+}
+
+// scanEntryLine validates a line and splits it into members in one pass.
+// When the entry is a message entry (type first, as pi writes it), the
+// message is decoded during the same pass.
+func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, ai.Message, bool) {
+	c := &cur{b: line}
+	if !c.open('{') {
+		return dst, nil, false
+	}
+	var msg ai.Message
+	isMessage, decoded := false, false
+	first := true
+	for !c.bad && c.next('}', &first) {
+		k := c.key()
+		if c.bad {
+			break
+		}
+		vs := c.i
+		if k == "message" && isMessage {
+			mc := &cur{b: line, i: vs, ar: ar}
+			if m := fastDecode(mc); m != nil && !mc.bad {
+				c.i = mc.i
+				msg, decoded = m, true
+				dst = append(dst, member{k, line[vs:c.i:c.i]})
+				continue
+			}
+		}
+		v := c.raw()
+		if c.bad {
+			break
+		}
+		if k == "type" && len(dst) == 0 {
+			isMessage = string(v) == `"message"`
+		}
+		dst = append(dst, member{k, v})
+	}
+	if c.bad || skipWS(line, c.i) != len(line) {
+		return dst, nil, false
+	}
+	if !decoded {
+		for _, m := range dst {
+			if m.key == "message" {
+				msg, _ = ai.DecodeMessage(m.val)
+			}
+		}
+	}
+	return dst, msg, true
 }
 
 // migrateLocked brings a v1 or v2 session to v3 (pi's migrateV1ToV2 and
@@ -985,7 +1030,6 @@ func mustMembers(raw []byte) []member {
 	ms, _ := members(nil, raw)
 	return ms
 }
-
 
 func (s *Session) reindex(entries []*Entry) {
 	s.entries = nil

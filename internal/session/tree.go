@@ -177,4 +177,3 @@ func (s *Session) branchedLocked(leaf *Entry, dir string) (*Session, error) {
 	}
 	return ns, nil
 }
-

@@ -1,0 +1,235 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/compaction"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// Compaction reasons.
+const (
+	ReasonManual    = "manual"
+	ReasonThreshold = "threshold"
+	ReasonOverflow  = "overflow"
+)
+
+// CompactResult is the result of a compaction.
+type CompactResult struct {
+	Summary              string              `json:"summary"`
+	FirstKeptEntryID     string              `json:"firstKeptEntryId"`
+	TokensBefore         int64               `json:"tokensBefore"`
+	EstimatedTokensAfter int64               `json:"estimatedTokensAfter"`
+	Details              *compaction.Details `json:"details,omitempty"`
+	Usage                *ai.Usage           `json:"usage,omitempty"`
+}
+
+// ErrOverflowRecovery is reported when a compact-and-retry did not help.
+const overflowRecoveryFailed = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
+
+// summaryModel is the provider and model summaries are written with.
+func (s *Session) summaryModel() (compaction.Model, error) {
+	s.mu.Lock()
+	m, level := s.model, s.thinking
+	s.mu.Unlock()
+	if m == nil {
+		return compaction.Model{}, ErrNoModel
+	}
+	entry, ok := s.opts.Models.Provider(m.Provider)
+	if !ok {
+		return compaction.Model{}, fmt.Errorf("No provider registered for %s", m.Provider)
+	}
+	key := s.opts.APIKey
+	if key == "" {
+		key, _ = s.opts.Models.Key(m.Provider)
+	}
+	return compaction.Model{Provider: entry.Provider, Model: m, APIKey: key, ThinkingLevel: level}, nil
+}
+
+// Compact aborts a running turn and compacts the session (the RPC compact
+// command).
+func (s *Session) Compact(customInstructions string) (*CompactResult, error) {
+	s.Abort()
+	return s.compact(context.Background(), ReasonManual, customInstructions, false)
+}
+
+// compact runs one compaction with its start and end events. A manual
+// compaction reports its errors; automatic ones report them in
+// compaction_end only.
+func (s *Session) compact(parent context.Context, reason, custom string, willRetry bool) (*CompactResult, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	s.mu.Lock()
+	s.compacting++
+	s.compactCancels = append(s.compactCancels, cancel)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.compacting--
+		s.compactCancels = s.compactCancels[:0]
+		s.mu.Unlock()
+	}()
+	s.emit(&rpc.CompactionStartEvent{Reason: reason})
+	res, err := s.doCompact(ctx, custom)
+	end := &rpc.CompactionEndEvent{Reason: reason}
+	switch {
+	case err == nil:
+		end.Result = jsonx.MustMarshal(res)
+		end.WillRetry = willRetry
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		end.Aborted = true
+		err = errors.New("Compaction aborted")
+	default:
+		end.ErrorMessage = err.Error()
+	}
+	s.emit(end)
+	return res, err
+}
+
+func (s *Session) doCompact(ctx context.Context, custom string) (*CompactResult, error) {
+	st := s.Store()
+	leaf := st.LeafID()
+	if leaf == "" {
+		return nil, compaction.ErrNothingToCompact
+	}
+	path := st.Branch(leaf)
+	sc := st.BuildContext()
+	keep := s.opts.Settings.KeepRecentTokens()
+	prep, err := compaction.Prepare(path, sc.Messages, keep)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.summaryModel()
+	if err != nil {
+		return nil, err
+	}
+	summary, usage, err := compaction.Summarize(ctx, m, prep, custom, s.opts.Settings.ReserveTokens())
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, context.Canceled
+	}
+	details := &compaction.Details{ReadFiles: prep.ReadFiles, ModifiedFiles: prep.ModifiedFiles}
+	var sys *ai.SystemMessage
+	for _, msg := range sc.Messages {
+		if sm, ok := msg.(*ai.SystemMessage); ok {
+			sys = sm
+		}
+	}
+	if sys != nil {
+		c := *sys
+		c.Timestamp = ai.NowMs()
+		sys = &c
+	}
+	if _, err := st.AppendCompactionEntry(session.Compaction{
+		Summary:          summary,
+		FirstKeptEntryID: prep.FirstKeptEntryID,
+		TokensBefore:     prep.TokensBefore,
+		Details:          json.RawMessage(jsonx.MustMarshal(details)),
+		Usage:            usage,
+		SystemMessage:    sys,
+	}); err != nil {
+		return nil, err
+	}
+	after := compaction.EstimateContext(st.BuildContext().Messages)
+	return &CompactResult{
+		Summary:              summary,
+		FirstKeptEntryID:     prep.FirstKeptEntryID,
+		TokensBefore:         prep.TokensBefore,
+		EstimatedTokensAfter: after.TrailingTokens + after.UsageTokens,
+		Details:              details,
+		Usage:                usage,
+	}, nil
+}
+
+// cancelCompaction stops a running compaction (abort does this too).
+func (s *Session) cancelCompaction() {
+	s.mu.Lock()
+	cs := append([]context.CancelFunc(nil), s.compactCancels...)
+	s.mu.Unlock()
+	for _, c := range cs {
+		c()
+	}
+}
+
+// needsThresholdCompaction reports whether the context has grown past the
+// window minus the reserve, judged by the last assistant message after the
+// latest compaction.
+func (s *Session) needsThresholdCompaction() bool {
+	s.mu.Lock()
+	enabled, m := s.autoCompact, s.model
+	s.mu.Unlock()
+	if !enabled || m == nil || m.ContextWindow <= 0 {
+		return false
+	}
+	msgs := s.Store().BuildContext().Messages
+	var last *ai.AssistantMessage
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if a, ok := msgs[i].(*ai.AssistantMessage); ok {
+			last = a
+			break
+		}
+	}
+	if last == nil || last.StopReason == ai.StopAborted || last.Timestamp <= latestCompactionMs(msgs) {
+		return false
+	}
+	var tokens int64
+	if last.StopReason == ai.StopError {
+		tokens = compaction.EstimateContext(msgs).Tokens
+	} else {
+		tokens = compaction.AssistantUsageTokens(last)
+	}
+	return tokens > int64(m.ContextWindow-s.opts.Settings.ReserveTokens())
+}
+
+// ContextUsage is get_context_usage's answer; Known is false when no usage
+// has been reported since the last compaction.
+type ContextUsage struct {
+	Known          bool
+	Tokens         int64
+	ContextWindow  int
+	Percent        float64
+	UsageTokens    int64
+	TrailingTokens int64
+	LastUsageIndex int
+}
+
+// ContextUsage estimates how full the context window is.
+func (s *Session) ContextUsage() ContextUsage {
+	m := s.Model()
+	msgs := s.Messages()
+	u := compaction.EstimateContext(msgs)
+	cu := ContextUsage{LastUsageIndex: u.LastUsageIndex}
+	if m != nil {
+		cu.ContextWindow = m.ContextWindow
+	}
+	// Usage reported before the latest compaction no longer describes the
+	// context.
+	if u.LastUsageIndex < 0 || msgs[u.LastUsageIndex].MessageTimestamp() <= latestCompactionMs(msgs) {
+		return cu
+	}
+	cu.Known = true
+	cu.Tokens, cu.UsageTokens, cu.TrailingTokens = u.Tokens, u.UsageTokens, u.TrailingTokens
+	if cu.ContextWindow > 0 {
+		cu.Percent = float64(u.Tokens) * 100 / float64(cu.ContextWindow)
+	}
+	return cu
+}
+
+// latestCompactionMs is the time of the compaction summary in a context
+// (0 when there is none).
+func latestCompactionMs(msgs []ai.Message) int64 {
+	for _, m := range msgs {
+		if c, ok := m.(*ai.CompactionSummaryMessage); ok {
+			return c.Timestamp
+		}
+	}
+	return 0
+}
