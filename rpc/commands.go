@@ -296,15 +296,16 @@ type TokenStats struct {
 
 // SessionStats is get_session_stats' data.
 type SessionStats struct {
-	SessionFile       string     `json:"sessionFile,omitempty"`
-	SessionID         string     `json:"sessionId"`
-	UserMessages      int        `json:"userMessages"`
-	AssistantMessages int        `json:"assistantMessages"`
-	ToolCalls         int        `json:"toolCalls"`
-	ToolResults       int        `json:"toolResults"`
-	TotalMessages     int        `json:"totalMessages"`
-	Tokens            TokenStats `json:"tokens"`
-	Cost              float64    `json:"cost"`
+	SessionFile       string             `json:"sessionFile,omitempty"`
+	SessionID         string             `json:"sessionId"`
+	UserMessages      int                `json:"userMessages"`
+	AssistantMessages int                `json:"assistantMessages"`
+	ToolCalls         int                `json:"toolCalls"`
+	ToolResults       int                `json:"toolResults"`
+	TotalMessages     int                `json:"totalMessages"`
+	Tokens            TokenStats         `json:"tokens"`
+	Cost              float64            `json:"cost"`
+	ContextUsage      *StatsContextUsage `json:"contextUsage,omitempty"`
 }
 
 // EntriesData is get_entries' data.
@@ -331,4 +332,111 @@ type TreeData struct {
 // no assistant text.
 type TextData struct {
 	Text *string `json:"text"`
+}
+
+// CompactCommand compacts the session.
+type CompactCommand struct {
+	ID                 string `json:"id,omitempty"`
+	Type               string `json:"type"`
+	CustomInstructions string `json:"customInstructions,omitempty"`
+}
+
+// CompactionResult is compact's data and compaction_end's result.
+type CompactionResult struct {
+	Summary              string          `json:"summary"`
+	FirstKeptEntryID     string          `json:"firstKeptEntryId"`
+	TokensBefore         int64           `json:"tokensBefore"`
+	EstimatedTokensAfter int64           `json:"estimatedTokensAfter"`
+	Details              json.RawMessage `json:"details,omitempty"`
+	Usage                *ai.Usage       `json:"usage,omitempty"`
+}
+
+// ContextUsage is how full the context window is (get_context_usage).
+type ContextUsage struct {
+	Tokens         int64   `json:"tokens"`
+	ContextWindow  int     `json:"contextWindow"`
+	Percent        float64 `json:"percent"`
+	UsageTokens    int64   `json:"usageTokens"`
+	TrailingTokens int64   `json:"trailingTokens"`
+	LastUsageIndex *int    `json:"lastUsageIndex"`
+}
+
+// ContextUsageData is get_context_usage's data ({} when not known yet).
+type ContextUsageData struct {
+	Usage *ContextUsage `json:"usage,omitempty"`
+}
+
+// StatsContextUsage is get_session_stats' contextUsage (tokens and percent
+// are null right after a compaction, until the next response).
+type StatsContextUsage struct {
+	Tokens        *int64   `json:"tokens"`
+	ContextWindow int      `json:"contextWindow"`
+	Percent       *float64 `json:"percent"`
+}
+
+// NavigateTreeCommand moves the session's leaf.
+type NavigateTreeCommand struct {
+	ID                  string `json:"id,omitempty"`
+	Type                string `json:"type"`
+	TargetID            string `json:"targetId"`
+	Summarize           bool   `json:"summarize,omitempty"`
+	CustomInstructions  string `json:"customInstructions,omitempty"`
+	ReplaceInstructions bool   `json:"replaceInstructions,omitempty"`
+	Label               string `json:"label,omitempty"`
+}
+
+// NavigateSummaryEntry is the branch summary a navigation wrote.
+type NavigateSummaryEntry struct {
+	ID            string `json:"id"`
+	Summary       string `json:"summary"`
+	FromExtension bool   `json:"fromExtension"`
+}
+
+// NavigateTreeData is navigate_tree's data.
+type NavigateTreeData struct {
+	Cancelled    bool                  `json:"cancelled"`
+	Aborted      bool                  `json:"aborted,omitempty"`
+	EditorText   *string               `json:"editorText,omitempty"`
+	SummaryEntry *NavigateSummaryEntry `json:"summaryEntry,omitempty"`
+}
+
+// SetLabelCommand labels an entry (PR #1762's spelling).
+type SetLabelCommand struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type"`
+	EntryID string `json:"entryId"`
+	Label   string `json:"label,omitempty"`
+}
+
+// SetEntryLabelCommand labels an entry (the draft's spelling).
+type SetEntryLabelCommand struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type"`
+	TargetID string `json:"targetId"`
+	Label    string `json:"label,omitempty"`
+}
+
+// ToolInfo describes one tool.
+type ToolInfo struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ToolsData is get_tools' data.
+type ToolsData struct {
+	ActiveToolNames []string   `json:"activeToolNames"`
+	AllTools        []ToolInfo `json:"allTools"`
+}
+
+// SetActiveToolsCommand activates exactly the named tools.
+type SetActiveToolsCommand struct {
+	ID        string   `json:"id,omitempty"`
+	Type      string   `json:"type"`
+	ToolNames []string `json:"toolNames"`
+}
+
+// ActiveToolsData is set_active_tools' data.
+type ActiveToolsData struct {
+	ActiveToolNames []string `json:"activeToolNames"`
 }

@@ -147,7 +147,19 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	}
 	env.settings = st
 
-	env.registry = models.NewRegistry()
+	reg, errs := models.Load(models.LoadOptions{
+		AgentDir:         env.agentDir,
+		APIKeyOverride:   a.APIKey,
+		OverrideProvider: a.Provider,
+		Providers:        adapterFor,
+		Offline:          a.Offline,
+	})
+	for _, e := range errs {
+		if a.Verbose || !isMissingAdapter(e) {
+			fmt.Fprintf(stdio.Stderr, "pisces: %v\n", e)
+		}
+	}
+	env.registry = reg
 	provider := a.Provider
 	if provider == "" && a.Script != "" {
 		provider = scripted.ProviderName
@@ -163,7 +175,8 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		env.registry.Add(&models.ProviderEntry{Name: scripted.ProviderName, Provider: p, Models: []*ai.Model{p.Model()}, NoKey: true})
 	}
 
-	// Model: --model (with :level), else the scripted model, else settings.
+	// Model: --model (with :level), else the provider's default, else the
+	// settings, else the first provider with a key.
 	pattern, level := a.Model, a.Thinking
 	if i := strings.LastIndex(pattern, ":"); i > 0 && validLevel(pattern[i+1:]) {
 		if level == "" {
@@ -180,8 +193,11 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		env.model = m
 	case provider != "":
 		p, ok := env.registry.Provider(provider)
-		if !ok || len(p.Models) == 0 {
-			return nil, usagef("Unknown provider %q (available: %s)", provider, strings.Join(providerNames(env.registry), ", "))
+		if !ok {
+			return nil, usagef("Unknown provider %q (known: %s)", provider, strings.Join(env.registry.Providers(), ", "))
+		}
+		if len(p.Models) == 0 {
+			return nil, usagef("--provider %s needs --model (it serves any model id)", provider)
 		}
 		env.model = p.Models[0]
 	case st.DefaultProvider() != "" && st.DefaultModel() != "":
@@ -189,17 +205,30 @@ func setup(a *Args, stdio IO) (*environment, error) {
 			env.model = m
 		}
 	}
+	if env.model == nil && a.Session == "" && !a.Continue {
+		for _, name := range defaultProviders {
+			if p, ok := env.registry.Provider(name); ok && len(p.Models) > 0 {
+				if _, ok := env.registry.Key(name); ok {
+					env.model = p.Models[0]
+					break
+				}
+			}
+		}
+	}
+	if env.model != nil && a.APIKey != "" {
+		env.registry.SetAPIKeyOverride(env.model.Provider, a.APIKey)
+	}
 	env.thinking = level
 	for _, pat := range a.Models {
 		p := pat
 		if i := strings.LastIndex(p, ":"); i > 0 && validLevel(p[i+1:]) {
 			p = p[:i]
 		}
-		m, err := env.registry.Resolve("", p)
+		ms, err := env.registry.ResolveScope(p)
 		if err != nil {
 			return nil, usagef("--models: %v", err)
 		}
-		env.scoped = append(env.scoped, m)
+		env.scoped = append(env.scoped, ms...)
 	}
 
 	// Tools.
@@ -266,6 +295,12 @@ func remove(list []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// isMissingAdapter reports a provider skipped because its wire API has no
+// adapter in this build (only shown with --verbose).
+func isMissingAdapter(err error) bool {
+	return strings.Contains(err.Error(), "no adapter")
 }
 
 func providerNames(r *models.Registry) []string {

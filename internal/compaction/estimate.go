@@ -107,3 +107,13 @@ func EstimateContext(msgs []ai.Message) Usage {
 	u.Tokens = u.UsageTokens + u.TrailingTokens
 	return u
 }
+
+// EstimateMessages estimates a context from its text alone (chars/4), as
+// after a compaction, when no reported usage describes it yet.
+func EstimateMessages(msgs []ai.Message) int64 {
+	var n int64
+	for _, m := range msgs {
+		n += int64(EstimateTokens(m))
+	}
+	return n
+}

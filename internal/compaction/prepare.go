@@ -102,11 +102,12 @@ func messagesOf(entries []*session.Entry) []ai.Message {
 // about keepRecentTokens of recent messages are kept. context is the
 // current model context (for tokensBefore).
 func Prepare(path []*session.Entry, context []ai.Message, keepRecentTokens int) (*Preparation, error) {
+	if len(path) > 0 && path[len(path)-1].Type == session.TypeCompaction {
+		return nil, ErrAlreadyCompacted
+	}
+	path = withoutHidden(path)
 	if len(path) == 0 {
 		return nil, ErrNothingToCompact
-	}
-	if path[len(path)-1].Type == session.TypeCompaction {
-		return nil, ErrAlreadyCompacted
 	}
 	prevIdx := -1
 	for i := len(path) - 1; i >= 0; i-- {
@@ -151,6 +152,30 @@ func Prepare(path []*session.Entry, context []ai.Message, keepRecentTokens int) 
 	p.FirstKeptEntryID = path[cut].ID
 	p.ReadFiles, p.ModifiedFiles = fileOps(append(append([]ai.Message(nil), p.ToSummarize...), p.TurnPrefix...), prevDetails(prev))
 	return p, nil
+}
+
+// withoutHidden drops the context_edit entries of a path and the entries
+// they hide (the latest edit of a target wins), so that a message left out
+// of the context is not summarised either.
+func withoutHidden(path []*session.Entry) []*session.Entry {
+	hidden := map[string]bool{}
+	edited := false
+	for _, e := range path {
+		if e.Type == session.TypeContextEdit {
+			hidden[e.TargetID] = e.Replacement == nil
+			edited = true
+		}
+	}
+	if !edited {
+		return path
+	}
+	out := make([]*session.Entry, 0, len(path))
+	for _, e := range path {
+		if e.Type != session.TypeContextEdit && !hidden[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func withoutCompactions(es []*session.Entry) []*session.Entry {

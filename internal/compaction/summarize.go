@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/session"
@@ -160,6 +159,9 @@ func call(ctx context.Context, m Model, user string, maxTokens int) (string, *ai
 	if text == "" {
 		return "", nil, errors.New("Summarization failed: the model returned no text")
 	}
+	if msg.Usage.TotalTokens == 0 {
+		return text, nil, nil
+	}
 	u := msg.Usage
 	return text, &u, nil
 }
@@ -192,37 +194,25 @@ func Summarize(ctx context.Context, m Model, p *Preparation, customInstructions 
 		}
 		return b.String()
 	}
+	// The history and the turn prefix are summarised one after the other
+	// (pi runs them in parallel): the order of model calls stays
+	// deterministic, which scripted tests and replayed sessions rely on.
 	var (
-		wg                 sync.WaitGroup
-		history, prefix    string
-		hUsage, pUsage     *ai.Usage
-		hErr, pErr         error
-		haveHistory        = len(p.ToSummarize) > 0 || p.PreviousSummary != ""
-		historyMax         = reserveTokens * 8 / 10
-		prefixMax          = reserveTokens / 2
-		summaryCtx, cancel = context.WithCancel(ctx)
+		history, prefix string
+		hUsage, pUsage  *ai.Usage
+		err             error
 	)
-	defer cancel()
-	if haveHistory {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			history, hUsage, hErr = call(summaryCtx, m, historyPrompt(), historyMax)
-		}()
+	if len(p.ToSummarize) > 0 || p.PreviousSummary != "" {
+		history, hUsage, err = call(ctx, m, historyPrompt(), reserveTokens*8/10)
+		if err != nil {
+			return "", nil, err
+		}
 	}
 	if p.IsSplitTurn && len(p.TurnPrefix) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			prefix, pUsage, pErr = call(summaryCtx, m, "<conversation>\n"+Serialize(p.TurnPrefix)+"\n</conversation>\n\n"+turnPrefixFormat, prefixMax)
-		}()
-	}
-	wg.Wait()
-	if hErr != nil {
-		return "", nil, hErr
-	}
-	if pErr != nil {
-		return "", nil, pErr
+		prefix, pUsage, err = call(ctx, m, "<conversation>\n"+Serialize(p.TurnPrefix)+"\n</conversation>\n\n"+turnPrefixFormat, reserveTokens/2)
+		if err != nil {
+			return "", nil, err
+		}
 	}
 	summary := history
 	if prefix != "" {

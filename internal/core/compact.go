@@ -20,15 +20,8 @@ const (
 	ReasonOverflow  = "overflow"
 )
 
-// CompactResult is the result of a compaction.
-type CompactResult struct {
-	Summary              string              `json:"summary"`
-	FirstKeptEntryID     string              `json:"firstKeptEntryId"`
-	TokensBefore         int64               `json:"tokensBefore"`
-	EstimatedTokensAfter int64               `json:"estimatedTokensAfter"`
-	Details              *compaction.Details `json:"details,omitempty"`
-	Usage                *ai.Usage           `json:"usage,omitempty"`
-}
+// CompactResult is the result of a compaction (the protocol's type).
+type CompactResult = rpc.CompactionResult
 
 // ErrOverflowRecovery is reported when a compact-and-retry did not help.
 const overflowRecoveryFailed = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
@@ -75,8 +68,14 @@ func (s *Session) compact(parent context.Context, reason, custom string, willRet
 		s.compactCancels = s.compactCancels[:0]
 		s.mu.Unlock()
 	}()
+	// Nothing to do (too small, already compacted) is an answer, not a
+	// compaction: no events.
+	prep, err := s.prepareCompaction()
+	if err != nil {
+		return nil, err
+	}
 	s.emit(&rpc.CompactionStartEvent{Reason: reason})
-	res, err := s.doCompact(ctx, custom)
+	res, err := s.doCompact(ctx, prep, custom)
 	end := &rpc.CompactionEndEvent{Reason: reason}
 	switch {
 	case err == nil:
@@ -92,19 +91,18 @@ func (s *Session) compact(parent context.Context, reason, custom string, willRet
 	return res, err
 }
 
-func (s *Session) doCompact(ctx context.Context, custom string) (*CompactResult, error) {
+func (s *Session) prepareCompaction() (*compaction.Preparation, error) {
 	st := s.Store()
 	leaf := st.LeafID()
 	if leaf == "" {
 		return nil, compaction.ErrNothingToCompact
 	}
-	path := st.Branch(leaf)
+	return compaction.Prepare(st.Branch(leaf), st.BuildContext().Messages, s.opts.Settings.KeepRecentTokens())
+}
+
+func (s *Session) doCompact(ctx context.Context, prep *compaction.Preparation, custom string) (*CompactResult, error) {
+	st := s.Store()
 	sc := st.BuildContext()
-	keep := s.opts.Settings.KeepRecentTokens()
-	prep, err := compaction.Prepare(path, sc.Messages, keep)
-	if err != nil {
-		return nil, err
-	}
 	m, err := s.summaryModel()
 	if err != nil {
 		return nil, err
@@ -138,13 +136,13 @@ func (s *Session) doCompact(ctx context.Context, custom string) (*CompactResult,
 	}); err != nil {
 		return nil, err
 	}
-	after := compaction.EstimateContext(st.BuildContext().Messages)
+	after := compaction.EstimateMessages(st.BuildContext().Messages)
 	return &CompactResult{
 		Summary:              summary,
 		FirstKeptEntryID:     prep.FirstKeptEntryID,
 		TokensBefore:         prep.TokensBefore,
-		EstimatedTokensAfter: after.TrailingTokens + after.UsageTokens,
-		Details:              details,
+		EstimatedTokensAfter: after,
+		Details:              jsonx.MustMarshal(details),
 		Usage:                usage,
 	}, nil
 }

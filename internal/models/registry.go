@@ -4,6 +4,8 @@ package models
 
 import (
 	"fmt"
+	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +22,9 @@ type ProviderEntry struct {
 	// providers that need none (local servers, the scripted provider).
 	KeyFunc func() string
 	NoKey   bool
+	// AnyModel, when set, makes the provider accept model ids it does not
+	// list (local servers): it builds the model for such an id.
+	AnyModel func(id string) *ai.Model
 }
 
 // Registry holds providers by name. It is safe for concurrent use.
@@ -27,10 +32,18 @@ type Registry struct {
 	mu        sync.RWMutex
 	providers map[string]*ProviderEntry
 	order     []string
+	overrides map[string]string               // provider ("*": all) -> --api-key
+	dynamic   map[string]map[string]*ai.Model // provider -> id -> AnyModel result
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{providers: map[string]*ProviderEntry{}} }
+func NewRegistry() *Registry {
+	return &Registry{
+		providers: map[string]*ProviderEntry{},
+		overrides: map[string]string{},
+		dynamic:   map[string]map[string]*ai.Model{},
+	}
+}
 
 // Add registers (or replaces) a provider.
 func (r *Registry) Add(p *ProviderEntry) {
@@ -40,6 +53,7 @@ func (r *Registry) Add(p *ProviderEntry) {
 		r.order = append(r.order, p.Name)
 	}
 	r.providers[p.Name] = p
+	delete(r.dynamic, p.Name)
 }
 
 // Provider returns the provider entry by name.
@@ -50,45 +64,89 @@ func (r *Registry) Provider(name string) (*ProviderEntry, bool) {
 	return p, ok
 }
 
-// Key returns the API key of a provider and whether it resolves.
+// Providers returns the provider names, sorted.
+func (r *Registry) Providers() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := append([]string(nil), r.order...)
+	sort.Strings(out)
+	return out
+}
+
+// SetAPIKeyOverride makes key the API key of provider ("*": every
+// provider), ahead of every other source (pi's --api-key). An empty key
+// removes the override.
+func (r *Registry) SetAPIKeyOverride(provider, key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if key == "" {
+		delete(r.overrides, provider)
+		return
+	}
+	r.overrides[provider] = key
+}
+
+// Key returns the API key of a provider and whether it resolves. Keyless
+// providers resolve with whatever key they have, possibly "".
 func (r *Registry) Key(provider string) (string, bool) {
-	p, ok := r.Provider(provider)
+	r.mu.RLock()
+	p, ok := r.providers[provider]
+	override := r.overrides[provider]
+	if override == "" {
+		override = r.overrides["*"]
+	}
+	r.mu.RUnlock()
 	if !ok {
 		return "", false
 	}
-	if p.NoKey {
-		return "", true
+	if override != "" {
+		return override, true
 	}
-	if p.KeyFunc == nil {
-		return "", false
+	if p.KeyFunc != nil {
+		if k := p.KeyFunc(); k != "" {
+			return k, true
+		}
 	}
-	k := p.KeyFunc()
-	return k, k != ""
+	return "", p.NoKey
 }
 
-// All returns every model of every provider, in registration order.
+// All returns every listed model, sorted by provider then id.
 func (r *Registry) All() []*ai.Model {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	var out []*ai.Model
 	for _, n := range r.order {
 		out = append(out, r.providers[n].Models...)
 	}
+	r.mu.RUnlock()
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Provider != out[j].Provider {
+			return out[i].Provider < out[j].Provider
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out
 }
 
-// Available returns the models whose provider key resolves.
+// Available returns the models whose provider key resolves (keyless local
+// providers included), in All's order.
 func (r *Registry) Available() []*ai.Model {
 	var out []*ai.Model
+	keyed := map[string]bool{}
 	for _, m := range r.All() {
-		if _, ok := r.Key(m.Provider); ok {
+		ok, seen := keyed[m.Provider]
+		if !seen {
+			_, ok = r.Key(m.Provider)
+			keyed[m.Provider] = ok
+		}
+		if ok {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// Find returns the model provider/id.
+// Find returns the model provider/id. A provider that accepts any model id
+// (a local server) returns a model for an id it does not list.
 func (r *Registry) Find(provider, id string) (*ai.Model, bool) {
 	p, ok := r.Provider(provider)
 	if !ok {
@@ -99,51 +157,253 @@ func (r *Registry) Find(provider, id string) (*ai.Model, bool) {
 			return m, true
 		}
 	}
+	if m := r.anyModel(p, id); m != nil {
+		return m, true
+	}
 	return nil, false
 }
 
-// Resolve finds a model from a --model argument: "provider/id", an exact id,
-// or a case-insensitive substring of an id or name. provider, when set,
-// restricts the search.
+// anyModel returns the (cached) model of an unlisted id, or nil.
+func (r *Registry) anyModel(p *ProviderEntry, id string) *ai.Model {
+	if p.AnyModel == nil || strings.TrimSpace(id) == "" {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cache := r.dynamic[p.Name]
+	if cache == nil {
+		cache = map[string]*ai.Model{}
+		r.dynamic[p.Name] = cache
+	}
+	if m := cache[id]; m != nil {
+		return m
+	}
+	m := p.AnyModel(id)
+	if m == nil {
+		return nil
+	}
+	cache[id] = m
+	return m
+}
+
+// Resolve finds a model from a --model argument, as pi does:
+//   - "provider/id" (the provider part case-insensitive), falling back to the
+//     whole argument as an id (OpenRouter-style ids contain slashes);
+//   - an exact id (case-insensitive); the same id on several providers is
+//     ambiguous unless exactly one of them has a key;
+//   - a glob ("*sonnet*", "anthropic/claude-*") against "provider/id" or id;
+//   - a case-insensitive substring of an id or name.
+//
+// Among several matches, models whose key resolves come first, then aliases
+// (ids without a -YYYYMMDD date) over dated ids, then the highest id. A
+// provider that accepts any model id (a local server) takes an unknown id as
+// is. provider, when set, restricts the search.
 func (r *Registry) Resolve(provider, pattern string) (*ai.Model, error) {
-	if p, id, ok := strings.Cut(pattern, "/"); ok && provider == "" {
-		if m, ok := r.Find(p, id); ok {
+	pattern = strings.TrimSpace(pattern)
+	if pattern == "" {
+		return nil, fmt.Errorf("empty model pattern")
+	}
+	all := r.All()
+	canonical := map[string]string{} // lower-case provider -> name
+	r.mu.RLock()
+	for _, n := range r.order {
+		canonical[strings.ToLower(n)] = n
+	}
+	r.mu.RUnlock()
+
+	inferred := false
+	if provider != "" {
+		name, ok := canonical[strings.ToLower(provider)]
+		if !ok {
+			return nil, fmt.Errorf("unknown provider %q", provider)
+		}
+		provider = name
+		if rest, ok := cutPrefixFold(pattern, provider+"/"); ok {
+			pattern = rest
+		}
+	} else if i := strings.Index(pattern, "/"); i > 0 {
+		if name, ok := canonical[strings.ToLower(pattern[:i])]; ok {
+			provider, inferred = name, true
+		}
+	}
+
+	if provider == "" {
+		if m, err := r.exactAcross(all, pattern); m != nil || err != nil {
+			return m, err
+		}
+		if m := r.match(all, pattern); m != nil {
 			return m, nil
-		}
-	}
-	var cands []*ai.Model
-	for _, m := range r.All() {
-		if provider != "" && m.Provider != provider {
-			continue
-		}
-		if m.ID == pattern {
-			return m, nil
-		}
-		cands = append(cands, m)
-	}
-	low := strings.ToLower(pattern)
-	var hits []*ai.Model
-	for _, m := range cands {
-		if strings.Contains(strings.ToLower(m.ID), low) || strings.Contains(strings.ToLower(m.Name), low) {
-			hits = append(hits, m)
-		}
-	}
-	if len(hits) == 0 {
-		if provider != "" {
-			return nil, fmt.Errorf("model not found: %s/%s", provider, pattern)
 		}
 		return nil, fmt.Errorf("model not found: %s", pattern)
 	}
-	// Prefer models whose key resolves, then the shortest id.
-	sort.SliceStable(hits, func(i, j int) bool {
-		_, ki := r.Key(hits[i].Provider)
-		_, kj := r.Key(hits[j].Provider)
-		if ki != kj {
-			return ki
+
+	sub := pattern
+	if inferred {
+		sub = pattern[len(provider)+1:]
+	}
+	var cands []*ai.Model
+	for _, m := range all {
+		if m.Provider == provider {
+			cands = append(cands, m)
 		}
-		return len(hits[i].ID) < len(hits[j].ID)
+	}
+	if m := r.match(cands, sub); m != nil {
+		return m, nil
+	}
+	if inferred {
+		// "openai/gpt-4o" may be an id of another provider (OpenRouter).
+		if m, err := r.exactAcross(all, pattern); m != nil || err != nil {
+			return m, err
+		}
+		if m := r.match(all, pattern); m != nil {
+			return m, nil
+		}
+	}
+	if p, ok := r.Provider(provider); ok && !isGlob(sub) {
+		if m := r.anyModel(p, sub); m != nil {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("model not found: %s/%s", provider, sub)
+}
+
+// ResolveScope returns every model a --models pattern selects: all matches
+// of a glob, or the one model Resolve finds.
+func (r *Registry) ResolveScope(pattern string) ([]*ai.Model, error) {
+	pattern = strings.TrimSpace(pattern)
+	if !isGlob(pattern) {
+		m, err := r.Resolve("", pattern)
+		if err != nil {
+			return nil, err
+		}
+		return []*ai.Model{m}, nil
+	}
+	var out []*ai.Model
+	for _, m := range r.All() {
+		if globMatch(pattern, m) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no models match pattern %q", pattern)
+	}
+	return out, nil
+}
+
+// exactAcross finds an exact id or provider/id (case-insensitive) among all
+// models. It errs when the id is on several providers and not exactly one
+// of them has a key.
+func (r *Registry) exactAcross(all []*ai.Model, ref string) (*ai.Model, error) {
+	low := strings.ToLower(ref)
+	var hits []*ai.Model
+	for _, m := range all {
+		if strings.ToLower(m.ID) == low || strings.ToLower(m.Provider+"/"+m.ID) == low {
+			hits = append(hits, m)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return nil, nil
+	case 1:
+		return hits[0], nil
+	}
+	var keyed []*ai.Model
+	var names []string
+	for _, m := range hits {
+		if _, ok := r.Key(m.Provider); ok {
+			keyed = append(keyed, m)
+		}
+		names = append(names, m.Provider+"/"+m.ID)
+	}
+	if len(keyed) == 1 {
+		return keyed[0], nil
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("model %q is ambiguous across providers: %s; use --provider or provider/model", ref, strings.Join(names, ", "))
+}
+
+// match picks the best of cands for pattern: an exact id, else glob or
+// substring matches ranked by best().
+func (r *Registry) match(cands []*ai.Model, pattern string) *ai.Model {
+	low := strings.ToLower(pattern)
+	for _, m := range cands {
+		if strings.ToLower(m.ID) == low {
+			return m
+		}
+	}
+	var hits []*ai.Model
+	if isGlob(pattern) {
+		for _, m := range cands {
+			if globMatch(pattern, m) {
+				hits = append(hits, m)
+			}
+		}
+	} else {
+		for _, m := range cands {
+			if strings.Contains(strings.ToLower(m.ID), low) || strings.Contains(strings.ToLower(m.Name), low) {
+				hits = append(hits, m)
+			}
+		}
+	}
+	return r.best(hits)
+}
+
+var datedID = regexp.MustCompile(`-\d{8}$`)
+
+// best ranks matches: key resolves, then alias over dated id, then the
+// highest id (pi's "latest").
+func (r *Registry) best(hits []*ai.Model) *ai.Model {
+	if len(hits) == 0 {
+		return nil
+	}
+	keyed := map[string]bool{}
+	for _, m := range hits {
+		if _, seen := keyed[m.Provider]; !seen {
+			_, keyed[m.Provider] = r.Key(m.Provider)
+		}
+	}
+	sorted := append([]*ai.Model(nil), hits...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if keyed[a.Provider] != keyed[b.Provider] {
+			return keyed[a.Provider]
+		}
+		aa, ba := !datedID.MatchString(a.ID), !datedID.MatchString(b.ID)
+		if aa != ba {
+			return aa
+		}
+		al, bl := strings.ToLower(a.ID), strings.ToLower(b.ID)
+		if al != bl {
+			return al > bl
+		}
+		return a.Provider < b.Provider
 	})
-	return hits[0], nil
+	return sorted[0]
+}
+
+func isGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// globMatch matches a glob, case-insensitively, against "provider/id" or
+// the id alone. "*" also crosses "/" (ids such as "openai/gpt-oss-120b").
+func globMatch(pattern string, m *ai.Model) bool {
+	p := strings.ToLower(pattern)
+	return globFold(p, strings.ToLower(m.Provider+"/"+m.ID)) || globFold(p, strings.ToLower(m.ID))
+}
+
+// globFold is path.Match where "*" matches any run of characters.
+func globFold(pattern, name string) bool {
+	// Replace "/" so path.Match's "*" spans it, keeping literal slashes
+	// in the pattern meaningful.
+	const sep = "\x00"
+	ok, err := path.Match(strings.ReplaceAll(pattern, "/", sep), strings.ReplaceAll(name, "/", sep))
+	return err == nil && ok
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // Thinking levels in increasing order.
@@ -159,7 +419,8 @@ func ValidThinkingLevel(s string) bool {
 	return false
 }
 
-// LevelsFor returns the thinking levels a model supports.
+// LevelsFor returns the thinking levels a model supports: "off" only
+// without reasoning, else off..high plus the model's xhigh/max.
 func LevelsFor(m *ai.Model) []string {
 	if m == nil || !m.Reasoning {
 		return []string{"off"}
@@ -169,6 +430,7 @@ func LevelsFor(m *ai.Model) []string {
 		for _, e := range m.ExtraThinkingLevels {
 			if e == extra {
 				out = append(out, extra)
+				break
 			}
 		}
 	}
@@ -176,7 +438,8 @@ func LevelsFor(m *ai.Model) []string {
 }
 
 // Clamp returns the supported level nearest to the requested one: levels
-// above it are tried first, then below (as pi does).
+// above it are tried first, then below (as pi does). An unknown level
+// gives the lowest supported level.
 func Clamp(m *ai.Model, level string) string {
 	avail := LevelsFor(m)
 	has := func(l string) bool {
@@ -197,7 +460,7 @@ func Clamp(m *ai.Model, level string) string {
 		}
 	}
 	if idx < 0 {
-		return avail[len(avail)-1]
+		return avail[0]
 	}
 	for i := idx + 1; i < len(ThinkingLevels); i++ {
 		if has(ThinkingLevels[i]) {
@@ -209,5 +472,5 @@ func Clamp(m *ai.Model, level string) string {
 			return ThinkingLevels[i]
 		}
 	}
-	return "off"
+	return avail[0]
 }

@@ -154,7 +154,7 @@ func TestCommandError(t *testing.T) {
 		t.Fatalf("err = %v, resp = %+v", err, resp)
 	}
 	_, err = c.Call(ctxFor(t), rpc.SimpleCommand{Type: rpc.CmdCompact})
-	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "not available yet") {
+	if !errors.As(err, &ce) || ce.Message != "Nothing to compact (session too small)" {
 		t.Fatalf("compact: %v", err)
 	}
 	// Call with a map and with an explicit id.

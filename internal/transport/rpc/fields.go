@@ -50,6 +50,17 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdBranch:            {{name: "entryId", kind: kString, required: true}},
 	rpc.CmdGetEntries:        {{name: "since", kind: kString}},
 	rpc.CmdSetSessionName:    {{name: "name", kind: kString, required: true}},
+	rpc.CmdCompact:           {{name: "customInstructions", kind: kString}},
+	rpc.CmdNavigateTree: {
+		{name: "targetId", kind: kString, required: true},
+		{name: "summarize", kind: kBool},
+		{name: "customInstructions", kind: kString},
+		{name: "replaceInstructions", kind: kBool},
+		{name: "label", kind: kString},
+	},
+	rpc.CmdSetLabel:       {{name: "entryId", kind: kString, required: true}, {name: "label", kind: kString}},
+	rpc.CmdSetEntryLabel:  {{name: "targetId", kind: kString, required: true}, {name: "label", kind: kString}},
+	rpc.CmdSetActiveTools: {{name: "toolNames", kind: kArray, required: true}},
 }
 
 // checkFields validates obj against the command's field list.
@@ -90,6 +101,9 @@ func checkFields(cmd string, obj map[string]any) error {
 
 func describe(f fieldSpec) string {
 	if len(f.enum) == 0 {
+		if f.kind == kArray || f.kind == kObject {
+			return "an " + f.kind
+		}
 		return "a " + f.kind
 	}
 	s := "one of "

@@ -59,10 +59,16 @@ func init() {
 		rpc.CmdGetLastAssistantText: (*Server).lastAssistantText,
 		rpc.CmdSetSessionName:       (*Server).setSessionName,
 	}
+	handlers[rpc.CmdCompact] = (*Server).compact
+	handlers[rpc.CmdGetContextUsage] = (*Server).contextUsage
+	handlers[rpc.CmdNavigateTree] = (*Server).navigateTree
+	handlers[rpc.CmdSetLabel] = (*Server).setLabel
+	handlers[rpc.CmdSetEntryLabel] = (*Server).setLabel
+	handlers[rpc.CmdAbortBranchSummary] = func(s *Server, _ []byte) (any, error) { s.sess.AbortBranchSummary(); return nil, nil }
+	handlers[rpc.CmdGetTools] = (*Server).getTools
+	handlers[rpc.CmdSetActiveTools] = (*Server).setActiveTools
 	for _, c := range []string{
-		rpc.CmdCompact, rpc.CmdNavigateTree, rpc.CmdSetLabel, rpc.CmdSetEntryLabel,
-		rpc.CmdAbortBranchSummary, rpc.CmdGetSessionTree, rpc.CmdListSessions,
-		rpc.CmdGetContextUsage, rpc.CmdGetTools, rpc.CmdSetActiveTools,
+		rpc.CmdGetSessionTree, rpc.CmdListSessions,
 		rpc.CmdGetCommands, rpc.CmdExportHTML, rpc.CmdReloadResources,
 	} {
 		name := c
@@ -284,8 +290,99 @@ func (s *Server) stats([]byte) (any, error) {
 			CacheRead: st.Tokens.CacheRead, CacheWrite: st.Tokens.CacheWrite,
 			Total: st.Tokens.TotalTokens,
 		},
-		Cost: st.Cost,
+		Cost:         st.Cost,
+		ContextUsage: statsContextUsage(s.sess.ContextUsage()),
 	}, nil
+}
+
+func statsContextUsage(u core.ContextUsage) *rpc.StatsContextUsage {
+	if u.ContextWindow == 0 {
+		return nil
+	}
+	cu := &rpc.StatsContextUsage{ContextWindow: u.ContextWindow}
+	if u.Known {
+		t, p := u.Tokens, u.Percent
+		cu.Tokens, cu.Percent = &t, &p
+	}
+	return cu
+}
+
+func (s *Server) compact(line []byte) (any, error) {
+	var c rpc.CompactCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	r, err := s.sess.Compact(c.CustomInstructions)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (s *Server) contextUsage([]byte) (any, error) {
+	u := s.sess.ContextUsage()
+	if !u.Known {
+		return rpc.ContextUsageData{}, nil
+	}
+	idx := u.LastUsageIndex
+	return rpc.ContextUsageData{Usage: &rpc.ContextUsage{
+		Tokens: u.Tokens, ContextWindow: u.ContextWindow, Percent: u.Percent,
+		UsageTokens: u.UsageTokens, TrailingTokens: u.TrailingTokens, LastUsageIndex: &idx,
+	}}, nil
+}
+
+func (s *Server) navigateTree(line []byte) (any, error) {
+	var c rpc.NavigateTreeCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	r, err := s.sess.NavigateTree(c.TargetID, core.NavigateOptions{
+		Summarize: c.Summarize, CustomInstructions: c.CustomInstructions,
+		ReplaceInstructions: c.ReplaceInstructions, Label: c.Label,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := rpc.NavigateTreeData{Cancelled: r.Cancelled, Aborted: r.Aborted, EditorText: r.EditorText}
+	if r.SummaryEntry != nil {
+		d.SummaryEntry = &rpc.NavigateSummaryEntry{ID: r.SummaryEntry.ID, Summary: r.SummaryEntry.Summary, FromExtension: r.SummaryEntry.FromExtension}
+	}
+	return d, nil
+}
+
+func (s *Server) setLabel(line []byte) (any, error) {
+	var c struct {
+		EntryID  string `json:"entryId"`
+		TargetID string `json:"targetId"`
+		Label    string `json:"label"`
+	}
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	id := c.EntryID
+	if id == "" {
+		id = c.TargetID
+	}
+	return nil, s.sess.SetLabel(id, c.Label)
+}
+
+func (s *Server) getTools([]byte) (any, error) {
+	d := rpc.ToolsData{ActiveToolNames: s.sess.ActiveToolNames(), AllTools: []rpc.ToolInfo{}}
+	for _, t := range s.sess.AllTools() {
+		d.AllTools = append(d.AllTools, rpc.ToolInfo{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+	return d, nil
+}
+
+func (s *Server) setActiveTools(line []byte) (any, error) {
+	var c rpc.SetActiveToolsCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if err := s.sess.SetActiveTools(c.ToolNames); err != nil {
+		return nil, err
+	}
+	return rpc.ActiveToolsData{ActiveToolNames: s.sess.ActiveToolNames()}, nil
 }
 
 func (s *Server) switchSession(line []byte) (any, error) {
@@ -394,5 +491,3 @@ func (s *Server) setSessionName(line []byte) (any, error) {
 
 // errAnswered tells run that the handler already wrote its response.
 var errAnswered = fmt.Errorf("already answered")
-
-var _ = core.DispositionStarted

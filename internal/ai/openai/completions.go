@@ -1,0 +1,586 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+)
+
+// Completions streams the Chat Completions API (POST {baseUrl}/chat/completions),
+// the API of OpenAI and of every OpenAI-compatible server.
+type Completions struct {
+	// HTTPClient sends the requests (nil: http.DefaultClient).
+	HTTPClient *http.Client
+}
+
+// NewCompletions returns a Chat Completions provider using hc (nil:
+// http.DefaultClient).
+func NewCompletions(hc *http.Client) *Completions { return &Completions{HTTPClient: hc} }
+
+var _ ai.Provider = (*Completions)(nil)
+
+// Stream sends one request and maps the stream onto the builder's events.
+func (p *Completions) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
+	b := ai.NewBuilder(req.Model, req.ThinkingLevel, emit)
+	b.Start()
+	if ctx.Err() != nil {
+		return b.Fail(ctx, ctx.Err())
+	}
+	c := resolveCompat(req.Model)
+	params := completionsParams(req, c)
+
+	var raw *http.Response
+	svc := openai.NewChatCompletionService(clientOptions(p.HTTPClient, req, &raw)...)
+	stream := svc.NewStreaming(ctx, params)
+	defer stream.Close()
+	if err := stream.Err(); err != nil {
+		return b.Fail(ctx, requestError(ctx, raw, err))
+	}
+	if raw == nil || raw.Body == nil {
+		return b.Fail(ctx, &ai.ProviderError{Message: "connection error: no response"})
+	}
+	return (&completionsReader{b: b, tools: map[int64]*toolState{}}).read(ctx, raw)
+}
+
+// ---------------------------------------------------------------------------
+// Request
+
+// completionsParams builds the request body.
+func completionsParams(req *ai.Request, c compat) openai.ChatCompletionNewParams {
+	m := req.Model
+	p := openai.ChatCompletionNewParams{
+		Model:    shared.ChatModel(m.ID),
+		Messages: completionsMessages(req, c),
+	}
+	extra := map[string]any{}
+	if c.supportsUsageInStreaming {
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
+	}
+	if c.supportsStore {
+		p.Store = param.NewOpt(false)
+	}
+	if n := maxTokens(req); n > 0 {
+		if c.maxTokensField == "max_completion_tokens" {
+			p.MaxCompletionTokens = param.NewOpt(n)
+		} else {
+			p.MaxTokens = param.NewOpt(n)
+		}
+	}
+	if len(req.Tools) > 0 {
+		for _, t := range req.Tools {
+			fn := shared.FunctionDefinitionParam{
+				Name:       t.Name,
+				Parameters: shared.FunctionParameters(toolSchema(t.Parameters)),
+			}
+			if t.Description != "" {
+				fn.Description = param.NewOpt(t.Description)
+			}
+			if c.supportsStrictMode {
+				fn.Strict = param.NewOpt(false)
+			}
+			p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+		}
+	} else if hasToolHistory(req.Messages) {
+		// Proxies in front of Anthropic (LiteLLM) need "tools" whenever the
+		// conversation holds tool calls.
+		extra["tools"] = []any{}
+	}
+	if c.isOpenAI && req.SessionID != "" {
+		p.PromptCacheKey = param.NewOpt(req.SessionID)
+	}
+
+	on := thinkingOn(req)
+	switch {
+	case c.thinkingFormat == "zai" && m.Reasoning:
+		kind := "disabled"
+		if on {
+			kind = "enabled"
+		}
+		extra["thinking"] = map[string]any{"type": kind}
+	case c.thinkingFormat == "qwen" && m.Reasoning:
+		extra["enable_thinking"] = on
+	case c.thinkingFormat == "qwen-chat-template" && m.Reasoning:
+		extra["chat_template_kwargs"] = map[string]any{"enable_thinking": on}
+	case c.thinkingFormat == "reasoning_effort" && on && c.supportsReasoningEffort:
+		p.ReasoningEffort = shared.ReasoningEffort(c.effort(req.ThinkingLevel))
+	}
+	if len(extra) > 0 {
+		p.SetExtraFields(extra)
+	}
+	return p
+}
+
+func hasToolHistory(msgs []ai.Message) bool {
+	for _, m := range msgs {
+		switch v := m.(type) {
+		case *ai.ToolResultMessage:
+			return true
+		case *ai.AssistantMessage:
+			if len(v.ToolCalls()) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reasoningFields are the delta members OpenAI-compatible servers stream
+// reasoning in: reasoning_content (llama.cpp, DeepSeek, vLLM), reasoning
+// (Ollama, OpenRouter, Groq), reasoning_text. The first non-empty one wins;
+// its name is kept as the thinking signature so the text can be sent back
+// under the same member.
+var reasoningFields = []string{"reasoning_content", "reasoning", "reasoning_text"}
+
+func isReasoningField(s string) bool {
+	for _, f := range reasoningFields {
+		if f == s {
+			return true
+		}
+	}
+	return false
+}
+
+// completionsToolID adapts a tool call id to what the server accepts.
+func completionsToolID(id string, m *ai.Model, c compat) string {
+	if c.requiresMistralToolIDs {
+		// Mistral: exactly nine characters of [a-zA-Z0-9].
+		s := nonIDChars.ReplaceAllString(id, "")
+		s = strings.ReplaceAll(strings.ReplaceAll(s, "_", ""), "-", "")
+		if len(s) < 9 {
+			s += "ABCDEFGHI"[:9-len(s)]
+		}
+		return s[:9]
+	}
+	if strings.Contains(id, "|") {
+		// A Responses id "call_id|item_id": keep the call id, within
+		// OpenAI's 40 characters.
+		callID, _ := splitToolID(id)
+		return truncate(nonIDChars.ReplaceAllString(callID, "_"), 40)
+	}
+	if c.isOpenAI || m.Provider == "openai" {
+		return truncate(id, 40)
+	}
+	return id
+}
+
+// completionsMessages converts the conversation.
+func completionsMessages(req *ai.Request, c compat) []openai.ChatCompletionMessageParamUnion {
+	m := req.Model
+	var out []openai.ChatCompletionMessageParamUnion
+	if req.SystemPrompt != "" {
+		if c.supportsDeveloperRole && m.Reasoning {
+			out = append(out, openai.DeveloperMessage(req.SystemPrompt))
+		} else {
+			out = append(out, openai.SystemMessage(req.SystemPrompt))
+		}
+	}
+	images := supportsImages(m)
+	bridge := func() {
+		out = append(out, openai.AssistantMessage("I have processed the tool results."))
+	}
+	msgs := prepareMessages(req.Messages)
+	lastWasTool := false
+	for i := 0; i < len(msgs); i++ {
+		pm := msgs[i]
+		switch {
+		case pm.user != nil:
+			if c.requiresAssistantAfterToolResult && lastWasTool {
+				bridge()
+			}
+			lastWasTool = false
+			if u, ok := completionsUser(pm.user, images); ok {
+				out = append(out, u)
+			}
+		case pm.assistant != nil:
+			lastWasTool = false
+			if a, ok := completionsAssistant(pm.assistant, m, c); ok {
+				out = append(out, a)
+			}
+		case pm.toolResult != nil:
+			// A run of tool results; their images follow in one user message.
+			var imgs []openai.ChatCompletionContentPartUnionParam
+			for ; i < len(msgs) && msgs[i].toolResult != nil; i++ {
+				tr := msgs[i].toolResult
+				tm := openai.ChatCompletionToolMessageParam{
+					ToolCallID: completionsToolID(tr.ToolCallID, m, c),
+					Content:    openai.ChatCompletionToolMessageParamContentUnion{OfString: param.NewOpt(toolResultText(tr))},
+				}
+				if c.requiresToolResultName && tr.ToolName != "" {
+					tm.SetExtraFields(map[string]any{"name": tr.ToolName})
+				}
+				out = append(out, openai.ChatCompletionMessageParamUnion{OfTool: &tm})
+				if images {
+					for _, img := range toolResultImages(tr) {
+						imgs = append(imgs, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(img)}))
+					}
+				}
+			}
+			i--
+			lastWasTool = true
+			if len(imgs) > 0 {
+				if c.requiresAssistantAfterToolResult {
+					bridge()
+				}
+				parts := append([]openai.ChatCompletionContentPartUnionParam{openai.TextContentPart(toolImagesIntro)}, imgs...)
+				out = append(out, openai.UserMessage(parts))
+				lastWasTool = false
+			}
+		}
+	}
+	return out
+}
+
+func completionsUser(u *ai.UserMessage, images bool) (openai.ChatCompletionMessageParamUnion, bool) {
+	if u.Content.IsString {
+		return openai.UserMessage(u.Content.Str), true
+	}
+	var parts []openai.ChatCompletionContentPartUnionParam
+	for _, c := range u.Content.Blocks {
+		switch c.Type {
+		case ai.ContentText:
+			parts = append(parts, openai.TextContentPart(c.Text))
+		case ai.ContentImage:
+			if images {
+				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(c)}))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return openai.ChatCompletionMessageParamUnion{}, false
+	}
+	return openai.UserMessage(parts), true
+}
+
+func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (openai.ChatCompletionMessageParamUnion, bool) {
+	same := sameModel(a, m)
+	var text, thinking []string
+	reasoningField := ""
+	for _, blk := range a.Content {
+		switch blk.Type {
+		case ai.ContentText:
+			if strings.TrimSpace(blk.Text) != "" {
+				text = append(text, blk.Text)
+			}
+		case ai.ContentThinking:
+			if strings.TrimSpace(blk.Thinking) == "" || blk.Redacted {
+				continue
+			}
+			switch {
+			case !same || c.requiresThinkingAsText:
+				// Another model's reasoning (or a server that only takes
+				// text) goes back as plain text.
+				thinking = append(thinking, blk.Thinking)
+			case isReasoningField(blk.ThinkingSignature):
+				if reasoningField == "" {
+					reasoningField = blk.ThinkingSignature
+				}
+				thinking = append(thinking, blk.Thinking)
+			}
+		}
+	}
+	msg := openai.ChatCompletionAssistantMessageParam{}
+	content := strings.Join(text, "")
+	if len(thinking) > 0 && reasoningField == "" {
+		t := strings.Join(thinking, "\n\n")
+		if content != "" {
+			content = t + "\n\n" + content
+		} else {
+			content = t
+		}
+	}
+	if content != "" || c.requiresAssistantAfterToolResult {
+		msg.Content = openai.ChatCompletionAssistantMessageParamContentUnion{OfString: param.NewOpt(content)}
+	}
+	for _, tc := range a.ToolCalls() {
+		msg.ToolCalls = append(msg.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: completionsToolID(tc.ID, m, c),
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+					Name:      tc.Name,
+					Arguments: argumentsJSON(tc),
+				},
+			},
+		})
+	}
+	if content == "" && len(msg.ToolCalls) == 0 {
+		return openai.ChatCompletionMessageParamUnion{}, false
+	}
+	if reasoningField != "" {
+		msg.SetExtraFields(map[string]any{reasoningField: strings.Join(thinking, "\n")})
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &msg}, true
+}
+
+// ---------------------------------------------------------------------------
+// Stream
+
+type toolState struct {
+	block int
+	open  bool
+	id    string
+	args  strings.Builder // all argument text, also what came after End
+	late  bool            // arguments arrived after the block was closed
+}
+
+type completionsReader struct {
+	b        *ai.Builder
+	cur      int    // open text or thinking block, -1 none
+	curType  string // its type
+	tools    map[int64]*toolState
+	order    []*toolState
+	lastTool *toolState
+	finish   string
+	idSet    bool
+}
+
+func (r *completionsReader) read(ctx context.Context, raw *http.Response) *ai.AssistantMessage {
+	r.cur = -1
+	dec := ssestream.NewDecoder(raw)
+	if dec == nil {
+		return r.b.Fail(ctx, &ai.ProviderError{Message: "connection error: no response body"})
+	}
+	defer dec.Close()
+	sawDone := false
+	for dec.Next() {
+		if ctx.Err() != nil {
+			return r.b.Fail(ctx, ctx.Err())
+		}
+		data := bytes.TrimSpace(dec.Event().Data)
+		if len(data) == 0 {
+			continue
+		}
+		if bytes.Equal(data, []byte("[DONE]")) {
+			sawDone = true
+			break
+		}
+		if err := streamErrorEvent(data); err != nil {
+			return r.b.Fail(ctx, err)
+		}
+		var chunk openai.ChatCompletionChunk
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return r.b.Fail(ctx, &ai.ProviderError{Message: "invalid stream data: " + err.Error()})
+		}
+		r.chunk(&chunk)
+	}
+	if err := dec.Err(); err != nil {
+		return r.b.Fail(ctx, streamReadError(ctx, err))
+	}
+	if ctx.Err() != nil {
+		return r.b.Fail(ctx, ctx.Err())
+	}
+	if !sawDone && r.finish == "" {
+		return r.b.Fail(ctx, errStreamCut("[DONE]"))
+	}
+	r.patchLateArguments()
+	if r.finish != "" {
+		r.b.SetRawStopReason(r.finish)
+	}
+	stop := ai.StopStop
+	switch r.finish {
+	case "length":
+		stop = ai.StopLength
+	case "tool_calls", "function_call":
+		stop = ai.StopToolUse
+	case "content_filter":
+		return r.b.Fail(ctx, errors.New("the provider stopped the response: content_filter"))
+	}
+	if stop == ai.StopStop && len(r.order) > 0 {
+		// Some servers (older Ollama, llama.cpp) say "stop" after tool calls.
+		stop = ai.StopToolUse
+	}
+	return r.b.Done(stop)
+}
+
+// streamErrorEvent reports an {"error": ...} object sent inside the stream.
+func streamErrorEvent(data []byte) error {
+	if !bytes.Contains(data, []byte(`"error"`)) {
+		return nil
+	}
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &v) != nil || len(v.Error) == 0 || string(v.Error) == "null" {
+		return nil
+	}
+	pe := &ai.ProviderError{Message: errorMessage(data)}
+	var obj struct {
+		Code json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(v.Error, &obj) == nil {
+		if n, err := strconv.Atoi(strings.Trim(string(obj.Code), `"`)); err == nil && n >= 400 && n < 600 {
+			pe.Status = n
+		}
+	}
+	if pe.Message == "" {
+		pe.Message = "unknown error in stream"
+	}
+	return pe
+}
+
+func (r *completionsReader) chunk(ch *openai.ChatCompletionChunk) {
+	if !r.idSet && ch.ID != "" {
+		r.b.SetResponseID(ch.ID)
+		r.idSet = true
+	}
+	if ch.JSON.Usage.Valid() {
+		r.usage(ch.Usage)
+	} else if xg, ok := ch.JSON.ExtraFields["x_groq"]; ok {
+		// Groq's older streams carry usage in x_groq.
+		var v struct {
+			Usage *openai.CompletionUsage `json:"usage"`
+		}
+		if json.Unmarshal([]byte(xg.Raw()), &v) == nil && v.Usage != nil {
+			r.usage(*v.Usage)
+		}
+	}
+	if len(ch.Choices) == 0 {
+		return
+	}
+	choice := ch.Choices[0]
+	d := choice.Delta
+	if d.Content != "" {
+		r.openKind(ai.ContentText, "")
+		r.b.Delta(r.cur, d.Content)
+	}
+	if d.Refusal != "" {
+		// A refusal is the answer's text.
+		r.openKind(ai.ContentText, "")
+		r.b.Delta(r.cur, d.Refusal)
+	}
+	if field, text := reasoningDelta(d.JSON.ExtraFields); text != "" {
+		r.openKind(ai.ContentThinking, field)
+		r.b.Delta(r.cur, text)
+	}
+	for _, tc := range d.ToolCalls {
+		r.toolDelta(tc)
+	}
+	if choice.FinishReason != "" {
+		r.finish = choice.FinishReason
+	}
+}
+
+func reasoningDelta(extra map[string]respjson.Field) (field, text string) {
+	for _, f := range reasoningFields {
+		v, ok := extra[f]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(v.Raw()), &s) == nil && s != "" {
+			return f, s
+		}
+	}
+	return "", ""
+}
+
+// openKind makes sure a text or thinking block is open, closing others.
+func (r *completionsReader) openKind(kind, signature string) {
+	if r.cur >= 0 && r.curType == kind {
+		return
+	}
+	r.closeCur()
+	r.closeTool()
+	if kind == ai.ContentText {
+		r.cur = r.b.BeginText()
+	} else {
+		r.cur = r.b.BeginThinking()
+		if signature != "" {
+			r.b.SetSignature(r.cur, signature)
+		}
+	}
+	r.curType = kind
+}
+
+func (r *completionsReader) closeCur() {
+	if r.cur >= 0 {
+		r.b.End(r.cur)
+		r.cur = -1
+		r.curType = ""
+	}
+}
+
+func (r *completionsReader) closeTool() {
+	if r.lastTool != nil && r.lastTool.open {
+		r.b.End(r.lastTool.block)
+		r.lastTool.open = false
+	}
+}
+
+func (r *completionsReader) toolDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	idx := tc.Index
+	st := r.tools[idx]
+	if st != nil && tc.ID != "" && st.id != "" && tc.ID != st.id {
+		// A server that reuses index 0 for every call: a new id is a new call.
+		st = nil
+	}
+	if st == nil {
+		r.closeCur()
+		r.closeTool()
+		st = &toolState{id: tc.ID, open: true}
+		st.block = r.b.BeginToolCall(tc.ID, tc.Function.Name)
+		r.tools[idx] = st
+		r.order = append(r.order, st)
+		r.lastTool = st
+	} else {
+		msg := r.b.Message()
+		if tc.ID != "" && st.id == "" {
+			st.id = tc.ID
+			msg.Content[st.block].ID = tc.ID
+		}
+		if tc.Function.Name != "" && msg.Content[st.block].Name == "" {
+			msg.Content[st.block].Name = tc.Function.Name
+		}
+	}
+	if a := tc.Function.Arguments; a != "" {
+		st.args.WriteString(a)
+		if st.open {
+			r.b.Delta(st.block, a)
+		} else {
+			st.late = true
+		}
+	}
+}
+
+// patchLateArguments sets the arguments of tool calls whose argument text
+// kept coming after their block was closed (servers that interleave calls).
+func (r *completionsReader) patchLateArguments() {
+	msg := r.b.Message()
+	for _, st := range r.order {
+		if !st.late {
+			continue
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(st.args.String())) == nil && bytes.HasPrefix(buf.Bytes(), []byte("{")) {
+			msg.Content[st.block].Arguments = json.RawMessage(buf.Bytes())
+			msg.Content[st.block].ArgumentsError = ""
+		}
+	}
+}
+
+func (r *completionsReader) usage(u openai.CompletionUsage) {
+	cached := u.PromptTokensDetails.CachedTokens
+	if cached == 0 {
+		// DeepSeek reports prompt_cache_hit_tokens.
+		if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
+			cached, _ = strconv.ParseInt(f.Raw(), 10, 64)
+		}
+	}
+	write := u.PromptTokensDetails.CacheWriteTokens
+	input := u.PromptTokens - cached - write
+	if input < 0 {
+		input = 0
+	}
+	r.b.SetUsage(ai.Usage{Input: input, Output: u.CompletionTokens, CacheRead: cached, CacheWrite: write})
+}

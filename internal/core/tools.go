@@ -1,0 +1,51 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pisces-agent/pisces/internal/tools"
+)
+
+// AllTools returns every tool that can be activated.
+func (s *Session) AllTools() []tools.Tool { return s.opts.Tools }
+
+// ActiveToolNames returns the names of the active tools, in tool order.
+func (s *Session) ActiveToolNames() []string {
+	out := []string{}
+	for _, t := range s.activeTools() {
+		out = append(out, t.Name())
+	}
+	return out
+}
+
+// SetActiveTools activates exactly the named tools. Unknown names are an
+// error naming them, and nothing changes. The new set applies from the next
+// prompt (a run in progress keeps the tools it started with).
+func (s *Session) SetActiveTools(names []string) error {
+	known := map[string]bool{}
+	for _, t := range s.opts.Tools {
+		known[t.Name()] = true
+	}
+	var unknown []string
+	for _, n := range names {
+		if !known[n] {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("Unknown tool(s): %s (available: %s)", strings.Join(unknown, ", "), strings.Join(toolNames(s.opts.Tools), ", "))
+	}
+	s.mu.Lock()
+	s.active = append([]string{}, names...)
+	s.mu.Unlock()
+	return nil
+}
+
+func toolNames(ts []tools.Tool) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Name())
+	}
+	return out
+}

@@ -1,0 +1,571 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+)
+
+// LoadOptions configures Load.
+type LoadOptions struct {
+	// AgentDir holds models.json and auth.json ("" reads neither).
+	AgentDir string
+	// APIKeyOverride is the --api-key value. It applies to OverrideProvider,
+	// or to every provider when OverrideProvider is empty. After resolving
+	// the model a caller may narrow it with Registry.SetAPIKeyOverride.
+	APIKeyOverride   string
+	OverrideProvider string
+	// Providers returns the adapter of a wire API (nil when there is none).
+	// Models whose API has no adapter are skipped with an error. A nil
+	// Providers registers every provider without an adapter (listing only).
+	Providers func(api string) ai.Provider
+	// Env looks up environment variables (default os.Getenv).
+	Env func(string) string
+	// Offline is pi's PI_OFFLINE. Load never uses the network, so it
+	// changes nothing today; it is kept for future model discovery.
+	Offline bool
+	// CommandTimeout bounds each "!command" value (default 10 s).
+	CommandTimeout time.Duration
+}
+
+// Load builds the registry from the embedded catalogue and
+// <AgentDir>/models.json, with keys per pi's order: the --api-key override,
+// auth.json, the provider's environment variables, then models.json's apiKey.
+// The returned errors describe what was skipped; the registry is always
+// usable.
+func Load(opts LoadOptions) (*Registry, []error) {
+	env := opts.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	res := newResolver(env, opts.CommandTimeout)
+	reg := NewRegistry()
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if opts.APIKeyOverride != "" {
+		p := opts.OverrideProvider
+		if p == "" {
+			p = "*"
+		}
+		reg.SetAPIKeyOverride(p, opts.APIKeyOverride)
+	}
+
+	cat, err := Catalogue()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var mf *modelsFile
+	var auth map[string]*authEntry
+	if opts.AgentDir != "" {
+		if mf, err = readModelsFile(filepath.Join(opts.AgentDir, "models.json")); err != nil {
+			errs = append(errs, err)
+		}
+		if auth, err = readAuthFile(filepath.Join(opts.AgentDir, "auth.json")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if mf == nil {
+		mf = &modelsFile{}
+	}
+	mjPath := filepath.Join(opts.AgentDir, "models.json")
+
+	var specs []*providerSpec
+	builtin := map[string]bool{}
+	for i := range cat {
+		cp := &cat[i]
+		builtin[cp.Name] = true
+		s := &providerSpec{
+			name:     cp.Name,
+			api:      cp.API,
+			baseURL:  cp.BaseURL,
+			env:      cp.Env,
+			noKey:    cp.Local,
+			anyModel: cp.Local,
+			compat:   cp.Compat,
+		}
+		for j := range cp.Models {
+			s.models = append(s.models, cp.Models[j].model(cp))
+		}
+		if pc := mf.Providers[cp.Name]; pc != nil {
+			if err := s.apply(pc, res, true); err != nil {
+				fail("%s: provider %q: %v", mjPath, cp.Name, err)
+			}
+		}
+		specs = append(specs, s)
+	}
+	var custom []string
+	for name := range mf.Providers {
+		if !builtin[name] {
+			custom = append(custom, name)
+		}
+	}
+	sort.Strings(custom)
+	for _, name := range custom {
+		pc := mf.Providers[name]
+		if pc == nil {
+			continue
+		}
+		if name == "" || strings.ContainsAny(name, "/ \t") {
+			fail("%s: provider %q: bad provider name", mjPath, name)
+			continue
+		}
+		if pc.BaseURL == "" {
+			fail("%s: provider %q: baseUrl is required", mjPath, name)
+			continue
+		}
+		s := &providerSpec{name: name, api: pc.API, baseURL: pc.BaseURL}
+		if isLoopback(pc.BaseURL) {
+			s.noKey, s.anyModel = true, true
+		}
+		// A bad model skips that model; the provider keeps the others.
+		if err := s.apply(pc, res, false); err != nil {
+			fail("%s: provider %q: %v", mjPath, name, err)
+		}
+		if len(s.models) == 0 && !s.anyModel {
+			fail("%s: provider %q: no models", mjPath, name)
+			continue
+		}
+		specs = append(specs, s)
+	}
+
+	for _, s := range specs {
+		entry, err := s.entry(opts.Providers, auth[s.name], res, env)
+		for _, e := range err {
+			errs = append(errs, e)
+		}
+		if entry != nil {
+			reg.Add(entry)
+		}
+	}
+	return reg, errs
+}
+
+// providerSpec is a provider being assembled from the catalogue and
+// models.json.
+type providerSpec struct {
+	name       string
+	api        string
+	baseURL    string
+	env        []string
+	noKey      bool
+	anyModel   bool
+	compat     json.RawMessage
+	headers    map[string]string // resolved
+	apiKey     string            // models.json value, unresolved
+	authHeader bool
+	models     []*ai.Model
+}
+
+// apply merges a models.json provider entry. For a built-in provider a
+// baseUrl, headers or compat apply to its built-in models too.
+func (s *providerSpec) apply(pc *providerConfig, res *resolver, isBuiltin bool) error {
+	var problems []string
+	if pc.BaseURL != "" {
+		if _, err := url.Parse(pc.BaseURL); err != nil {
+			return fmt.Errorf("bad baseUrl: %v", err)
+		}
+		s.baseURL = pc.BaseURL
+		for _, m := range s.models {
+			m.BaseURL = pc.BaseURL
+		}
+	}
+	if pc.APIKey != "" {
+		s.apiKey = pc.APIKey
+	}
+	if pc.AuthHeader {
+		s.authHeader = true
+	}
+	if len(pc.Compat) > 0 {
+		if !isJSONObject(pc.Compat) {
+			return fmt.Errorf("compat is not an object")
+		}
+		s.compat = mergeCompat(s.compat, pc.Compat)
+		for _, m := range s.models {
+			m.Compat = mergeCompat(m.Compat, pc.Compat)
+		}
+	}
+	if len(pc.Headers) > 0 {
+		s.headers = resolveHeaders(pc.Headers, res)
+		for _, m := range s.models {
+			m.Headers = mergeHeaders(m.Headers, s.headers)
+		}
+	}
+	if pc.API != "" && !isBuiltin {
+		s.api = pc.API
+	}
+	// modelOverrides patch built-in models; unknown ids are ignored.
+	ids := make([]string, 0, len(pc.ModelOverrides))
+	for id := range pc.ModelOverrides {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		o := pc.ModelOverrides[id]
+		if o == nil {
+			continue
+		}
+		for _, m := range s.models {
+			if m.ID == id {
+				if err := applyOverride(m, o, res); err != nil {
+					problems = append(problems, fmt.Sprintf("modelOverrides %q: %v", id, err))
+				}
+			}
+		}
+	}
+	// models are upserted by id.
+	for i, mc := range pc.Models {
+		if mc == nil {
+			continue
+		}
+		m, err := s.newModel(mc, pc.API, res)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("model %d: %v", i+1, err))
+			continue
+		}
+		replaced := false
+		for j, old := range s.models {
+			if old.ID == m.ID {
+				s.models[j] = m
+				replaced = true
+			}
+		}
+		if !replaced {
+			s.models = append(s.models, m)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// newModel builds a models.json model with pi's defaults.
+func (s *providerSpec) newModel(mc *modelConfig, providerAPI string, res *resolver) (*ai.Model, error) {
+	if strings.TrimSpace(mc.ID) == "" {
+		return nil, fmt.Errorf("id is required")
+	}
+	api := mc.API
+	if api == "" {
+		api = providerAPI
+	}
+	if api == "" {
+		api = s.api
+	}
+	if api == "" {
+		return nil, fmt.Errorf("%q: api is required (on the provider or the model)", mc.ID)
+	}
+	m := &ai.Model{
+		ID:            mc.ID,
+		Name:          mc.Name,
+		API:           api,
+		Provider:      s.name,
+		BaseURL:       s.baseURL,
+		Input:         []string{"text"},
+		ContextWindow: DefaultContextWindow,
+		MaxTokens:     DefaultMaxTokens,
+		Compat:        mergeCompat(s.compat, mc.Compat),
+		Headers:       mergeHeaders(nil, s.headers),
+	}
+	if m.Name == "" {
+		m.Name = m.ID
+	}
+	if mc.Reasoning != nil {
+		m.Reasoning = *mc.Reasoning
+	}
+	if mc.Input != nil {
+		if err := validateInput(mc.Input); err != nil {
+			return nil, fmt.Errorf("%q: %v", mc.ID, err)
+		}
+		m.Input = append([]string(nil), mc.Input...)
+	}
+	if mc.ContextWindow != nil {
+		if *mc.ContextWindow <= 0 {
+			return nil, fmt.Errorf("%q: contextWindow must be positive", mc.ID)
+		}
+		m.ContextWindow = *mc.ContextWindow
+	}
+	if mc.MaxTokens != nil {
+		if *mc.MaxTokens <= 0 {
+			return nil, fmt.Errorf("%q: maxTokens must be positive", mc.ID)
+		}
+		m.MaxTokens = *mc.MaxTokens
+	}
+	if mc.Cost != nil {
+		applyCost(&m.Cost, mc.Cost)
+	}
+	if len(mc.Compat) > 0 && !isJSONObject(mc.Compat) {
+		return nil, fmt.Errorf("%q: compat is not an object", mc.ID)
+	}
+	if len(mc.Headers) > 0 {
+		m.Headers = mergeHeaders(m.Headers, resolveHeaders(mc.Headers, res))
+	}
+	if m.Reasoning {
+		for _, l := range []string{"xhigh", "max"} {
+			if v, ok := mc.ThinkingLevelMap[l]; ok && v != nil {
+				m.ExtraThinkingLevels = append(m.ExtraThinkingLevels, l)
+			}
+		}
+	}
+	return m, nil
+}
+
+// anyModelFunc builds models for ids the provider does not list (local
+// servers), with models.json's defaults.
+func (s *providerSpec) anyModelFunc() func(id string) *ai.Model {
+	name, api, baseURL := s.name, s.api, s.baseURL
+	compat, headers := s.compat, s.headers
+	return func(id string) *ai.Model {
+		return &ai.Model{
+			ID:            id,
+			Name:          id,
+			API:           api,
+			Provider:      name,
+			BaseURL:       baseURL,
+			Input:         []string{"text"},
+			ContextWindow: DefaultContextWindow,
+			MaxTokens:     DefaultMaxTokens,
+			Compat:        mergeCompat(compat),
+			Headers:       mergeHeaders(nil, headers),
+		}
+	}
+}
+
+func applyOverride(m *ai.Model, o *modelOverride, res *resolver) error {
+	if o.Name != nil {
+		m.Name = *o.Name
+	}
+	if o.Reasoning != nil {
+		m.Reasoning = *o.Reasoning
+		if !m.Reasoning {
+			m.ExtraThinkingLevels = nil
+		}
+	}
+	if o.Input != nil {
+		if err := validateInput(o.Input); err != nil {
+			return err
+		}
+		m.Input = append([]string(nil), o.Input...)
+	}
+	if o.ContextWindow != nil {
+		if *o.ContextWindow <= 0 {
+			return fmt.Errorf("contextWindow must be positive")
+		}
+		m.ContextWindow = *o.ContextWindow
+	}
+	if o.MaxTokens != nil {
+		if *o.MaxTokens <= 0 {
+			return fmt.Errorf("maxTokens must be positive")
+		}
+		m.MaxTokens = *o.MaxTokens
+	}
+	if o.Cost != nil {
+		applyCost(&m.Cost, o.Cost)
+	}
+	if len(o.Headers) > 0 {
+		m.Headers = mergeHeaders(m.Headers, resolveHeaders(o.Headers, res))
+	}
+	if len(o.Compat) > 0 {
+		if !isJSONObject(o.Compat) {
+			return fmt.Errorf("compat is not an object")
+		}
+		m.Compat = mergeCompat(m.Compat, o.Compat)
+	}
+	return nil
+}
+
+func applyCost(c *ai.ModelCost, cc *costConfig) {
+	if cc.Input != nil {
+		c.Input = *cc.Input
+	}
+	if cc.Output != nil {
+		c.Output = *cc.Output
+	}
+	if cc.CacheRead != nil {
+		c.CacheRead = *cc.CacheRead
+	}
+	if cc.CacheWrite != nil {
+		c.CacheWrite = *cc.CacheWrite
+	}
+}
+
+func resolveHeaders(h map[string]string, res *resolver) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[k] = res.value(v)
+	}
+	return out
+}
+
+// mergeHeaders returns a copy of base with add on top (nil when empty).
+func mergeHeaders(base, add map[string]string) map[string]string {
+	if len(base) == 0 && len(add) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(base)+len(add))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
+// entry turns the spec into a registry entry, dropping models whose API has
+// no adapter.
+func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry, res *resolver, env func(string) string) (*ProviderEntry, []error) {
+	var errs []error
+	byAPI := map[string]ai.Provider{}
+	lookup := func(api string) (ai.Provider, bool) {
+		if adapters == nil {
+			return nil, true
+		}
+		if p, ok := byAPI[api]; ok {
+			return p, p != nil
+		}
+		p := adapters(api)
+		byAPI[api] = p
+		return p, p != nil
+	}
+	var kept []*ai.Model
+	dropped := map[string]int{}
+	for _, m := range s.models {
+		if _, ok := lookup(m.API); ok {
+			kept = append(kept, m)
+		} else {
+			dropped[m.API]++
+		}
+	}
+	apis := make([]string, 0, len(dropped))
+	for api := range dropped {
+		apis = append(apis, api)
+	}
+	sort.Strings(apis)
+	for _, api := range apis {
+		errs = append(errs, fmt.Errorf("provider %q: no adapter for API %q; skipped %d model(s)", s.name, api, dropped[api]))
+	}
+	anyModel := s.anyModel
+	if anyModel {
+		if _, ok := lookup(s.api); !ok {
+			if dropped[s.api] == 0 {
+				errs = append(errs, fmt.Errorf("provider %q: no adapter for API %q; skipped", s.name, s.api))
+			}
+			anyModel = false
+		}
+	}
+	if len(kept) == 0 && !anyModel {
+		return nil, errs
+	}
+
+	var provider ai.Provider
+	if adapters != nil {
+		used := map[string]ai.Provider{}
+		for _, m := range kept {
+			used[m.API] = byAPI[m.API]
+		}
+		if anyModel {
+			used[s.api] = byAPI[s.api]
+		}
+		if len(used) == 1 {
+			for _, p := range used {
+				provider = p
+			}
+		} else {
+			provider = apiMux(used)
+		}
+		if s.authHeader {
+			provider = authHeaderProvider{provider}
+		}
+	}
+
+	e := &ProviderEntry{
+		Name:     s.name,
+		Provider: provider,
+		Models:   kept,
+		NoKey:    s.noKey,
+		KeyFunc:  keyFunc(auth, s.env, s.apiKey, res, env),
+	}
+	if anyModel {
+		e.AnyModel = s.anyModelFunc()
+	}
+	return e, errs
+}
+
+// keyFunc resolves a provider's key lazily: auth.json (an api_key entry, or
+// an OAuth access token that has not expired), the environment variables in
+// order, then models.json's apiKey.
+func keyFunc(auth *authEntry, envNames []string, modelsKey string, res *resolver, env func(string) string) func() string {
+	return func() string {
+		if auth != nil {
+			switch auth.Type {
+			case "api_key", "":
+				if k := res.value(auth.Key); k != "" {
+					return k
+				}
+			case "oauth":
+				if auth.Access != "" && (auth.Expires == 0 || auth.Expires > time.Now().UnixMilli()) {
+					return auth.Access
+				}
+			}
+		}
+		for _, n := range envNames {
+			if v := env(n); v != "" {
+				return v
+			}
+		}
+		return res.value(modelsKey)
+	}
+}
+
+// apiMux sends each request to the adapter of the model's API.
+type apiMux map[string]ai.Provider
+
+func (m apiMux) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
+	p := m[req.Model.API]
+	if p == nil {
+		for _, q := range m { // unreachable in practice: models are filtered
+			p = q
+			break
+		}
+	}
+	return p.Stream(ctx, req, emit)
+}
+
+// authHeaderProvider adds "Authorization: Bearer <key>" (models.json
+// authHeader: true).
+type authHeaderProvider struct{ ai.Provider }
+
+func (a authHeaderProvider) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
+	if req.APIKey != "" && req.Model != nil {
+		r := *req
+		m := *req.Model
+		m.Headers = mergeHeaders(m.Headers, map[string]string{"Authorization": "Bearer " + req.APIKey})
+		r.Model = &m
+		req = &r
+	}
+	return a.Provider.Stream(ctx, req, emit)
+}
+
+// isLoopback reports whether a base URL points at this machine.
+func isLoopback(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
