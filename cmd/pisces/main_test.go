@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,4 +213,71 @@ func alive(pid int) bool {
 	}
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z"
+}
+
+// A custom provider in models.json pointing at an OpenAI-compatible server
+// works in RPC mode: the request reaches the server with the model id and
+// the key from models.json, and the streamed answer comes back.
+func TestModelsJSONCustomProviderInRPCMode(t *testing.T) {
+	var gotAuth, gotModel, gotPath string
+	srv := newSSEServer(t, func(path, auth string, body map[string]any) []string {
+		gotPath, gotAuth = path, auth
+		gotModel, _ = body["model"].(string)
+		chunk := func(delta string, finish any) string {
+			b, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": gotModel,
+				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": delta}, "finish_reason": finish}}})
+			return string(b)
+		}
+		return []string{chunk("Hi ", nil), chunk("there", nil), chunk("", "stop"),
+			`{"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}`, "[DONE]"}
+	})
+	dir := t.TempDir()
+	models := `{"providers":{"mylocal":{"baseUrl":"` + srv + `/v1","api":"openai-completions","apiKey":"secret-key","models":[{"id":"my-model","contextWindow":32000}]}}}`
+	if err := os.WriteFile(filepath.Join(dir, "models.json"), []byte(models), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runIn(t, dir, `{"id":"p","type":"prompt","message":"hello"}`+"\n", "--mode", "rpc", "--no-session", "--model", "mylocal/my-model")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if gotPath != "/v1/chat/completions" || gotAuth != "Bearer secret-key" || gotModel != "my-model" {
+		t.Fatalf("request: path %q auth %q model %q", gotPath, gotAuth, gotModel)
+	}
+	if !strings.Contains(out, `"content":[{"type":"text","text":"Hi there"}]`) || !strings.Contains(out, `"type":"agent_settled"`) {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func runIn(t *testing.T, agentDir, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--agent-dir", agentDir}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "GEMINI_API_KEY=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// newSSEServer starts a local server that answers every POST with the
+// given SSE data lines.
+func newSSEServer(t *testing.T, answer func(path, auth string, body map[string]any) []string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		lines := answer(r.URL.Path, r.Header.Get("Authorization"), body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, l := range lines {
+			io.WriteString(w, "data: "+l+"\n\n")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
