@@ -104,6 +104,7 @@ type environment struct {
 	thinking string
 	scoped   []*ai.Model
 	tools    []tools.Tool
+	toolsFor func(cwd string) []tools.Tool
 	active   []string
 }
 
@@ -232,8 +233,10 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	}
 
 	// Tools.
-	toolEnv := tools.Env{Cwd: cwd, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir}
-	env.tools = tools.All(toolEnv)
+	env.toolsFor = func(dir string) []tools.Tool {
+		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir})
+	}
+	env.tools = env.toolsFor(cwd)
 	known := map[string]bool{}
 	for _, t := range env.tools {
 		known[t.Name()] = true
@@ -376,6 +379,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		ThinkingLevel:      env.thinking,
 		ScopedModels:       env.scoped,
 		Tools:              env.tools,
+		ToolsFor:           env.toolsFor,
 		ActiveTools:        env.active,
 		SystemPrompt:       env.args.SystemPrompt,
 		AppendSystemPrompt: env.args.AppendSystemPrompt,

@@ -43,7 +43,7 @@ func (s *Session) RunBash(id, command string, excludeFromContext bool) (BashResu
 		close(st.done)
 	}()
 	env := tools.Env{
-		Cwd:                s.opts.Cwd,
+		Cwd:                s.Cwd(),
 		ShellPath:          s.opts.Settings.ShellPath(),
 		ShellCommandPrefix: s.opts.Settings.ShellCommandPrefix(),
 		AgentDir:           s.opts.AgentDir,

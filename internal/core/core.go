@@ -66,8 +66,11 @@ type Options struct {
 	// ScopedModels limit cycle_model (--models); empty = all available.
 	ScopedModels []*ai.Model
 
-	Tools       []tools.Tool // every tool that can be activated
-	ActiveTools []string     // names of the active ones (nil = tools.DefaultActive)
+	Tools []tools.Tool // every tool that can be activated
+	// ToolsFor builds the tools for another working directory (used when a
+	// session of another project is opened); nil keeps Tools.
+	ToolsFor    func(cwd string) []tools.Tool
+	ActiveTools []string // names of the active ones (nil = tools.DefaultActive)
 
 	SystemPrompt       string   // --system-prompt
 	AppendSystemPrompt []string // --append-system-prompt
@@ -88,6 +91,8 @@ type Session struct {
 	log  io.Writer
 
 	mu             sync.Mutex
+	cwd            string
+	tools          []tools.Tool
 	store          *session.Session
 	model          *ai.Model
 	thinking       string
@@ -147,6 +152,8 @@ func New(opts Options) (*Session, error) {
 	s := &Session{
 		opts:          opts,
 		log:           opts.Log,
+		cwd:           opts.Cwd,
+		tools:         opts.Tools,
 		store:         opts.Store,
 		model:         opts.Model,
 		active:        active,
@@ -261,22 +268,30 @@ func (s *Session) ThinkingLevel() string {
 	return s.thinking
 }
 
+// Cwd returns the working directory of the session's project.
+func (s *Session) Cwd() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cwd
+}
+
 // Models returns the model registry.
 func (s *Session) Models() *models.Registry { return s.opts.Models }
 
 // Settings returns the settings.
 func (s *Session) Settings() *settings.Settings { return s.opts.Settings }
 
-// activeTools returns the active tool instances in the order of opts.Tools.
+// activeTools returns the active tool instances in tool order.
 func (s *Session) activeTools() []tools.Tool {
 	s.mu.Lock()
 	active := map[string]bool{}
 	for _, n := range s.active {
 		active[n] = true
 	}
+	all := s.tools
 	s.mu.Unlock()
 	var out []tools.Tool
-	for _, t := range s.opts.Tools {
+	for _, t := range all {
 		if active[t.Name()] {
 			out = append(out, t)
 		}
@@ -291,12 +306,13 @@ func (s *Session) systemPrompt(active []tools.Tool) (string, []prompt.Section) {
 	for _, t := range active {
 		infos = append(infos, prompt.ToolInfo{Name: t.Name(), Description: t.Description()})
 	}
+	cwd := s.Cwd()
 	var files []prompt.ContextFile
 	if !s.opts.NoContextFiles {
-		files = prompt.LoadContextFiles(s.opts.AgentDir, s.opts.Cwd)
+		files = prompt.LoadContextFiles(s.opts.AgentDir, cwd)
 	}
 	return prompt.Build(prompt.Options{
-		Cwd:            s.opts.Cwd,
+		Cwd:            cwd,
 		AgentDir:       s.opts.AgentDir,
 		Tools:          infos,
 		CustomPrompt:   s.opts.SystemPrompt,

@@ -23,7 +23,7 @@ func (s *Session) sessionDir() string {
 	if s.opts.SessionDir != "" {
 		return s.opts.SessionDir
 	}
-	return session.DirFor(s.opts.AgentDir, s.opts.Cwd)
+	return session.DirFor(s.opts.AgentDir, s.Cwd())
 }
 
 // replaceStore installs a new store, closes the old one and announces it.
@@ -64,7 +64,7 @@ func (s *Session) emitSessionChanged(reason string) {
 // NewSession aborts any run and starts a new session.
 func (s *Session) NewSession(parentSession string) error {
 	s.Abort()
-	st, err := session.New(session.Options{Dir: s.sessionDir(), Cwd: s.opts.Cwd, InMemory: s.opts.InMemory, ParentSession: parentSession})
+	st, err := session.New(session.Options{Dir: s.sessionDir(), Cwd: s.Cwd(), InMemory: s.opts.InMemory, ParentSession: parentSession})
 	if err != nil {
 		return err
 	}
@@ -95,12 +95,27 @@ func (s *Session) SwitchSession(path string) error {
 	if cwd := st.Cwd(); cwd != "" {
 		if _, err := os.Stat(cwd); err != nil {
 			st.Close()
-			return fmt.Errorf("Stored session working directory does not exist: %s\nSession file: %s\nCurrent working directory: %s", cwd, path, s.opts.Cwd)
+			return fmt.Errorf("Stored session working directory does not exist: %s\nSession file: %s\nCurrent working directory: %s", cwd, path, s.Cwd())
 		}
+		s.moveTo(cwd)
 	}
 	s.restoreFrom(st)
 	s.replaceStore(st, ChangeSwitch)
 	return nil
+}
+
+// moveTo makes cwd the session's project: tools, bash, context files and
+// per-project listings follow (a session of another project was opened).
+func (s *Session) moveTo(cwd string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cwd == s.cwd {
+		return
+	}
+	s.cwd = cwd
+	if s.opts.ToolsFor != nil {
+		s.tools = s.opts.ToolsFor(cwd)
+	}
 }
 
 // restoreFrom takes the model and thinking level recorded on the session's

@@ -8,7 +8,11 @@ import (
 )
 
 // AllTools returns every tool that can be activated.
-func (s *Session) AllTools() []tools.Tool { return s.opts.Tools }
+func (s *Session) AllTools() []tools.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools
+}
 
 // ActiveToolNames returns the names of the active tools, in tool order.
 func (s *Session) ActiveToolNames() []string {
@@ -23,8 +27,9 @@ func (s *Session) ActiveToolNames() []string {
 // error naming them, and nothing changes. The new set applies from the next
 // prompt (a run in progress keeps the tools it started with).
 func (s *Session) SetActiveTools(names []string) error {
+	all := s.AllTools()
 	known := map[string]bool{}
-	for _, t := range s.opts.Tools {
+	for _, t := range all {
 		known[t.Name()] = true
 	}
 	var unknown []string
@@ -34,7 +39,7 @@ func (s *Session) SetActiveTools(names []string) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("Unknown tool(s): %s (available: %s)", strings.Join(unknown, ", "), strings.Join(toolNames(s.opts.Tools), ", "))
+		return fmt.Errorf("Unknown tool(s): %s (available: %s)", strings.Join(unknown, ", "), strings.Join(toolNames(all), ", "))
 	}
 	s.mu.Lock()
 	s.active = append([]string{}, names...)
