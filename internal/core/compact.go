@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/compaction"
@@ -167,15 +168,18 @@ func (s *Session) needsThresholdCompaction() bool {
 	if !enabled || m == nil || m.ContextWindow <= 0 {
 		return false
 	}
-	msgs := s.Store().BuildContext().Messages
+	st := s.Store()
+	sc := st.BuildContext()
+	msgs := sc.Messages
 	var last *ai.AssistantMessage
+	lastIdx := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if a, ok := msgs[i].(*ai.AssistantMessage); ok {
-			last = a
+			last, lastIdx = a, i
 			break
 		}
 	}
-	if last == nil || last.StopReason == ai.StopAborted || last.Timestamp <= latestCompactionMs(msgs) {
+	if last == nil || last.StopReason == ai.StopAborted || !afterLatestCompaction(st, sc.EntryIDs[lastIdx]) {
 		return false
 	}
 	var tokens int64
@@ -202,7 +206,9 @@ type ContextUsage struct {
 // ContextUsage estimates how full the context window is.
 func (s *Session) ContextUsage() ContextUsage {
 	m := s.Model()
-	msgs := s.Messages()
+	st := s.Store()
+	sc := st.BuildContext()
+	msgs := sc.Messages
 	u := compaction.EstimateContext(msgs)
 	cu := ContextUsage{LastUsageIndex: u.LastUsageIndex}
 	if m != nil {
@@ -210,7 +216,7 @@ func (s *Session) ContextUsage() ContextUsage {
 	}
 	// Usage reported before the latest compaction no longer describes the
 	// context.
-	if u.LastUsageIndex < 0 || msgs[u.LastUsageIndex].MessageTimestamp() <= latestCompactionMs(msgs) {
+	if u.LastUsageIndex < 0 || !afterLatestCompaction(st, sc.EntryIDs[u.LastUsageIndex]) {
 		return cu
 	}
 	cu.Known = true
@@ -221,13 +227,24 @@ func (s *Session) ContextUsage() ContextUsage {
 	return cu
 }
 
-// latestCompactionMs is the time of the compaction summary in a context
-// (0 when there is none).
-func latestCompactionMs(msgs []ai.Message) int64 {
-	for _, m := range msgs {
-		if c, ok := m.(*ai.CompactionSummaryMessage); ok {
-			return c.Timestamp
+// afterLatestCompaction reports whether entry id comes after the latest
+// compaction on the current branch (a kept message from before it reports
+// usage that no longer describes the context).
+func afterLatestCompaction(st *session.Session, id string) bool {
+	if id == "" {
+		return false
+	}
+	leaf := st.LeafID()
+	if leaf == "" {
+		return false
+	}
+	for _, e := range slices.Backward(st.Branch(leaf)) {
+		if e.ID == id {
+			return true
+		}
+		if e.Type == session.TypeCompaction {
+			return false
 		}
 	}
-	return 0
+	return false
 }
