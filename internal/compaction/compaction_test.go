@@ -89,8 +89,9 @@ func TestPrepareNeverCutsAtToolResult(t *testing.T) {
 	if strings.Join(p.ReadFiles, ",") != "a.go" || len(p.ModifiedFiles) != 0 {
 		t.Fatalf("files %v %v", p.ReadFiles, p.ModifiedFiles)
 	}
-	if len(p.ToSummarize) == 0 {
-		t.Fatal("nothing summarised")
+	// The cut falls inside the first turn: its start is the turn prefix.
+	if !p.IsSplitTurn || len(p.TurnPrefix) != 3 || len(p.ToSummarize) != 0 {
+		t.Fatalf("split %v prefix %d history %d", p.IsSplitTurn, len(p.TurnPrefix), len(p.ToSummarize))
 	}
 }
 
