@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
@@ -439,4 +440,13 @@ type SetActiveToolsCommand struct {
 // ActiveToolsData is set_active_tools' data.
 type ActiveToolsData struct {
 	ActiveToolNames []string `json:"activeToolNames"`
+}
+
+// SlashCommand is one entry of get_commands: pi 1.5's sourceInfo and the
+// draft's location/path side by side.
+type SlashCommand = resources.CommandInfo
+
+// CommandsData is get_commands' and reload_resources' data.
+type CommandsData struct {
+	Commands []SlashCommand `json:"commands"`
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai/scripted"
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/models"
+	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/settings"
 	"github.com/pisces-agent/pisces/internal/tools"
@@ -86,7 +87,7 @@ func Main(argv []string, stdio IO) int {
 	}
 	switch a.Mode {
 	case "rpc":
-		return runRPC(sess, a, stdio)
+		return runRPC(sess, env, stdio)
 	default:
 		return runPrint(sess, a, stdio)
 	}
@@ -105,6 +106,10 @@ type environment struct {
 	scoped   []*ai.Model
 	tools    []tools.Tool
 	toolsFor func(cwd string) []tools.Tool
+	// Project trust: trusted loads .pisces/ resources; askTrust means the
+	// RPC client is asked once it is connected.
+	trusted  bool
+	askTrust bool
 	active   []string
 }
 
@@ -142,7 +147,12 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		return nil, fmt.Errorf("cannot read the working directory: %w", err)
 	}
 	env.cwd = cwd
-	st, err := settings.Load(env.agentDir, cwd)
+	env.decideTrust()
+	projectDir := ""
+	if env.trusted {
+		projectDir = cwd
+	}
+	st, err := settings.Load(env.agentDir, projectDir)
 	if err != nil {
 		return nil, err
 	}
@@ -384,6 +394,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		SystemPrompt:       env.args.SystemPrompt,
 		AppendSystemPrompt: env.args.AppendSystemPrompt,
 		NoContextFiles:     env.args.NoContextFiles,
+		Trusted:            env.trusted,
 		APIKey:             env.args.APIKey,
 		LegacyWire:         env.args.RPCCompat == "legacy",
 		Log:                env.stdio.Stderr,
@@ -465,4 +476,27 @@ func toolNames(ts []tools.Tool) []string {
 		out = append(out, t.Name())
 	}
 	return out
+}
+
+// decideTrust applies pi 1.5's project trust rules: project-local resources
+// load only for a trusted project; --approve/--no-approve decide for this
+// run; otherwise a remembered answer; otherwise an RPC client is asked once
+// connected (other modes do without them and say so).
+func (env *environment) decideTrust() {
+	if !resources.HasProjectResources(env.cwd) {
+		return
+	}
+	if a := env.args.Approve; a != nil {
+		env.trusted = *a
+		return
+	}
+	if e, ok := resources.NewTrustStore(env.agentDir).Get(env.cwd); ok {
+		env.trusted = e.Trusted
+		return
+	}
+	if env.args.Mode == "rpc" {
+		env.askTrust = true
+		return
+	}
+	fmt.Fprintf(env.stdio.Stderr, "pisces: %s has project resources (.pisces/); they are not loaded until the project is trusted (--approve)\n", env.cwd)
 }

@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/resources"
 
 	"github.com/pisces-agent/pisces/internal/core"
 	rpcmode "github.com/pisces-agent/pisces/internal/transport/rpc"
@@ -11,7 +15,8 @@ import (
 // 0, after the running work has settled) or a signal arrives (the work is
 // aborted, tool process groups killed, the session flushed; exit 143 for
 // SIGTERM, 129 for SIGHUP).
-func runRPC(sess *core.Session, a *Args, stdio IO) int {
+func runRPC(sess *core.Session, env *environment, stdio IO) int {
+	a := env.args
 	if len(a.Messages) > 0 {
 		fmt.Fprintln(stdio.Stderr, "pisces: messages on the command line are not accepted in rpc mode; send a prompt command")
 		return 2
@@ -20,6 +25,11 @@ func runRPC(sess *core.Session, a *Args, stdio IO) int {
 		DeltaInterval: a.RPCDeltaInterval,
 		Legacy:        a.RPCCompat == "legacy",
 		Stderr:        stdio.Stderr,
+		OnReady: func(srv *rpcmode.Server) {
+			if env.askTrust {
+				askTrust(srv, sess, env)
+			}
+		},
 	})
 	ctx, sig, stop := signalContext()
 	defer stop()
@@ -44,3 +54,25 @@ func runRPC(sess *core.Session, a *Args, stdio IO) int {
 		return 143
 	}
 }
+
+// trustTimeout is how long the client has to answer the trust question
+// (many clients never answer UI requests: silence counts as refusal).
+const trustTimeout = 30 * time.Second
+
+// askTrust asks the RPC client whether to trust the project; a real answer
+// is remembered, a timeout is not.
+func askTrust(srv *rpcmode.Server, sess *core.Session, env *environment) {
+	title, message := resources.TrustQuestion(env.cwd)
+	r := srv.UI().Dialog(context.Background(), "confirm", map[string]any{"title": title, "message": message}, trustTimeout)
+	if r.Confirmed == nil || r.Cancelled {
+		return
+	}
+	if err := resources.NewTrustStore(env.agentDir).Set(env.cwd, *r.Confirmed); err != nil {
+		fmt.Fprintf(stdio(env).Stderr, "pisces: cannot remember the trust decision: %v\n", err)
+	}
+	if *r.Confirmed {
+		sess.SetTrusted(true)
+	}
+}
+
+func stdio(env *environment) IO { return env.stdio }

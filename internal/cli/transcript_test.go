@@ -43,7 +43,7 @@ func TestTranscripts(t *testing.T) {
 		t.Fatal("no transcripts")
 	}
 	for _, f := range files {
-		f := f
+		f, _ := filepath.Abs(f) // transcripts may change the working directory
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) {
 			runTranscript(t, f)
 		})
@@ -111,6 +111,9 @@ func runTranscript(t *testing.T, file string) {
 			os.WriteFile(p, []byte(strings.ReplaceAll(data, "$TMP", dir)), 0o644)
 		}
 	}
+	if c, ok := sections["cwd"]; ok {
+		t.Chdir(filepath.Join(dir, strings.TrimSpace(c)))
+	}
 	args := []string{"--mode", "rpc", "--provider", "scripted", "--script", script,
 		"--agent-dir", agentDir, "--session-dir", sessDir, "--system-prompt", "You are a test agent.", "--no-context-files"}
 	for _, l := range strings.Split(sections["args"], "\n") {
@@ -168,6 +171,9 @@ func runTranscript(t *testing.T, file string) {
 			continue
 		}
 		line = strings.ReplaceAll(line, "$TMP", dir)
+		if strings.Contains(line, "$UI") {
+			line = strings.ReplaceAll(line, "$UI", lastUIRequestID(out))
+		}
 		if strings.Contains(line, "$ENTRY") {
 			line = resolveEntryRefs(t, line, sessDir)
 		}
@@ -236,6 +242,22 @@ func idOf(line string) string {
 	return ""
 }
 
+// lastUIRequestID is the id of the latest extension_ui_request written.
+func lastUIRequestID(o *outBuf) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(o.lines) - 1; i >= 0; i-- {
+		var v struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+		}
+		if json.Unmarshal([]byte(o.lines[i]), &v) == nil && v.Type == "extension_ui_request" {
+			return v.ID
+		}
+	}
+	return ""
+}
+
 func countType(lines []string, typ string) int {
 	n := 0
 	needle := `"type":"` + typ + `"`
@@ -291,11 +313,12 @@ var (
 	reUUID      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	reEntryID   = regexp.MustCompile(`"(id|parentId|leafId|targetId|entryId|firstKeptEntryId|fromId)":"[0-9a-f]{8}"`)
 	reTmpSuffix = regexp.MustCompile(`pisces-bash-[0-9a-f]+\.log`)
+	reUIID      = regexp.MustCompile(`"type":"extension_ui_request","id":"[0-9a-f]{16}"`)
 )
 
 func normalise(s, dir string) string {
 	s = strings.ReplaceAll(s, dir, "$TMP")
-	if wd, err := os.Getwd(); err == nil {
+	if wd, err := os.Getwd(); err == nil && !strings.HasPrefix(wd, dir) {
 		s = strings.ReplaceAll(s, wd, "$CWD")
 	}
 	s = reMs.ReplaceAllString(s, `"$1":0`)
@@ -315,6 +338,7 @@ func normalise(s, dir string) string {
 		return fmt.Sprintf("%q:%q", sub[1], n)
 	})
 	s = reTmpSuffix.ReplaceAllString(s, "pisces-bash-X.log")
+	s = reUIID.ReplaceAllString(s, `"type":"extension_ui_request","id":"<ui>"`)
 	return s
 }
 

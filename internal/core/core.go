@@ -17,6 +17,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/prompt"
+	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/settings"
 	"github.com/pisces-agent/pisces/internal/tools"
@@ -75,7 +76,9 @@ type Options struct {
 	SystemPrompt       string   // --system-prompt
 	AppendSystemPrompt []string // --append-system-prompt
 	NoContextFiles     bool
-	APIKey             string // --api-key override for the current provider
+	// Trusted loads project-local resources (.pisces/prompts, skills, rules).
+	Trusted bool
+	APIKey  string // --api-key override for the current provider
 
 	// LegacyWire selects the older wire's message_update snapshots.
 	LegacyWire bool
@@ -92,6 +95,8 @@ type Session struct {
 
 	mu             sync.Mutex
 	cwd            string
+	trusted        bool
+	resources      *resources.Set
 	tools          []tools.Tool
 	store          *session.Session
 	model          *ai.Model
@@ -153,6 +158,7 @@ func New(opts Options) (*Session, error) {
 		opts:          opts,
 		log:           opts.Log,
 		cwd:           opts.Cwd,
+		trusted:       opts.Trusted,
 		tools:         opts.Tools,
 		store:         opts.Store,
 		model:         opts.Model,
@@ -169,6 +175,7 @@ func New(opts Options) (*Session, error) {
 		level = st.DefaultThinkingLevel()
 	}
 	s.thinking = models.Clamp(s.model, level)
+	s.loadResources()
 	if err := s.initStore(); err != nil {
 		return nil, err
 	}
@@ -320,6 +327,7 @@ func (s *Session) systemPrompt(active []tools.Tool) (string, []prompt.Section) {
 		ContextFiles:   files,
 		Now:            s.opts.Now(),
 		NoContextFiles: s.opts.NoContextFiles,
+		Extra:          s.resourceSections(),
 	})
 }
 

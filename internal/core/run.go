@@ -42,7 +42,7 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 	if accepted == nil {
 		accepted = func(string) {}
 	}
-	msg := s.userMessage(text, images)
+	msg := s.userMessage(s.expand(text), images)
 	if !s.IsStreaming() && s.needsThresholdCompaction() {
 		// pi checks the threshold before each prompt, before answering it.
 		s.compact(context.Background(), ReasonThreshold, "", false)
@@ -80,14 +80,14 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 // Steer queues a steering message. As in pi, a message queued while no run
 // is going on waits for the next run.
 func (s *Session) Steer(text string, images []ai.Content) (string, error) {
-	s.enqueue(&s.steering, s.userMessage(text, images), text)
+	s.enqueue(&s.steering, s.userMessage(s.expand(text), images), text)
 	return DispositionQueued, nil
 }
 
 // FollowUp queues a follow-up message, delivered when the agent would
 // otherwise stop.
 func (s *Session) FollowUp(text string, images []ai.Content) (string, error) {
-	s.enqueue(&s.followUp, s.userMessage(text, images), text)
+	s.enqueue(&s.followUp, s.userMessage(s.expand(text), images), text)
 	return DispositionQueued, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -97,7 +98,9 @@ func (s *Session) SwitchSession(path string) error {
 			st.Close()
 			return fmt.Errorf("Stored session working directory does not exist: %s\nSession file: %s\nCurrent working directory: %s", cwd, path, s.Cwd())
 		}
-		s.moveTo(cwd)
+		if s.moveTo(cwd) {
+			s.loadResources()
+		}
 	}
 	s.restoreFrom(st)
 	s.replaceStore(st, ChangeSwitch)
@@ -106,16 +109,22 @@ func (s *Session) SwitchSession(path string) error {
 
 // moveTo makes cwd the session's project: tools, bash, context files and
 // per-project listings follow (a session of another project was opened).
-func (s *Session) moveTo(cwd string) {
+func (s *Session) moveTo(cwd string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cwd == s.cwd {
-		return
+		return false
 	}
 	s.cwd = cwd
 	if s.opts.ToolsFor != nil {
 		s.tools = s.opts.ToolsFor(cwd)
 	}
+	// Trust is per project: the other project's stored decision applies.
+	s.trusted = false
+	if e, ok := resources.NewTrustStore(s.opts.AgentDir).Get(cwd); ok {
+		s.trusted = e.Trusted
+	}
+	return true
 }
 
 // restoreFrom takes the model and thinking level recorded on the session's

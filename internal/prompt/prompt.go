@@ -66,6 +66,10 @@ type Options struct {
 	NoContextFiles bool
 
 	Now time.Time // zero means time.Now()
+
+	// Extra are further sections (skills, rules, extensions' additions),
+	// placed after the context files and before the working directory.
+	Extra []Section
 }
 
 // Build returns the system prompt and its sections. Empty sections are left
@@ -123,6 +127,9 @@ func Build(opts Options) (string, []Section) {
 			files = LoadContextFiles(opts.AgentDir, cwd)
 		}
 		add(SectionDocs, docs(files))
+	}
+	for _, x := range opts.Extra {
+		add(x.Name, x.Text)
 	}
 	add(SectionCwd, "Today's date: "+now.Format("2006-01-02")+"\nWorking directory: "+cwd)
 

@@ -369,3 +369,16 @@ func writeAtomic(path string, v map[string]any) error {
 	}
 	return nil
 }
+
+// SetProject switches the project settings file to <cwd>/.pisces/settings.json
+// ("" ignores project settings, as for an untrusted project) and reloads.
+func (s *Settings) SetProject(cwd string) error {
+	s.mu.Lock()
+	if cwd == "" {
+		s.projectPath = ""
+	} else {
+		s.projectPath = filepath.Join(cwd, ProjectDirName, FileName)
+	}
+	s.mu.Unlock()
+	return s.Reload()
+}

@@ -67,9 +67,14 @@ func init() {
 	handlers[rpc.CmdAbortBranchSummary] = func(s *Server, _ []byte) (any, error) { s.sess.AbortBranchSummary(); return nil, nil }
 	handlers[rpc.CmdGetTools] = (*Server).getTools
 	handlers[rpc.CmdSetActiveTools] = (*Server).setActiveTools
+	handlers[rpc.CmdGetCommands] = func(s *Server, _ []byte) (any, error) {
+		return rpc.CommandsData{Commands: s.sess.Commands()}, nil
+	}
+	handlers[rpc.CmdReloadResources] = func(s *Server, _ []byte) (any, error) {
+		return rpc.CommandsData{Commands: s.sess.ReloadResources()}, nil
+	}
 	for _, c := range []string{
-		rpc.CmdGetSessionTree, rpc.CmdListSessions,
-		rpc.CmdGetCommands, rpc.CmdExportHTML, rpc.CmdReloadResources,
+		rpc.CmdGetSessionTree, rpc.CmdListSessions, rpc.CmdExportHTML,
 	} {
 		name := c
 		handlers[c] = func(*Server, []byte) (any, error) {

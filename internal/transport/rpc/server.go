@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -24,6 +25,9 @@ type Options struct {
 	Legacy bool
 	// Stderr receives diagnostics.
 	Stderr io.Writer
+	// OnReady, when set, runs in its own goroutine once the ready line is
+	// queued (e.g. to ask the client something through the extension UI).
+	OnReady func(*Server)
 }
 
 // Server speaks the protocol over one reader/writer pair.
@@ -31,6 +35,7 @@ type Server struct {
 	sess *core.Session
 	opts Options
 	w    *writer
+	ui   *uiBridge
 	wg   sync.WaitGroup
 }
 
@@ -39,8 +44,13 @@ func New(sess *core.Session, out io.Writer, opts Options) *Server {
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
-	return &Server{sess: sess, opts: opts, w: newWriter(out, opts.DeltaInterval, opts.Stderr)}
+	w := newWriter(out, opts.DeltaInterval, opts.Stderr)
+	return &Server{sess: sess, opts: opts, w: w, ui: newUIBridge(w)}
 }
+
+// UI returns the extension UI of this connection (dialogs are answered by
+// the client with extension_ui_response lines).
+func (s *Server) UI() extensions.UI { return s.ui }
 
 // Serve writes the ready line, then reads commands until in ends or stop is
 // closed. Each command runs in its own goroutine (as pi does), so a long
@@ -50,6 +60,9 @@ func New(sess *core.Session, out io.Writer, opts Options) *Server {
 func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 	unsub := s.sess.Subscribe(s.onEvent)
 	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
+	if s.opts.OnReady != nil {
+		go s.opts.OnReady(s)
+	}
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
@@ -165,8 +178,9 @@ func (s *Server) handleLine(line []byte) {
 		return
 	}
 	if t == rpc.TypeExtensionUIResponse {
-		// No extension UI request can be pending yet: ignored, as pi ignores
-		// replies with an unknown id.
+		// Routed to the pending dialog; an unknown or late id is ignored
+		// without a response, as pi does.
+		s.ui.deliver(line)
 		return
 	}
 	h, ok := handlers[t]
