@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/pisces-agent/pisces/internal/ai"
-	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/resources"
 )
 
 // Command names.
