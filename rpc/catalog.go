@@ -79,6 +79,7 @@ func Commands() []CommandInfo {
 		{Name: CmdGetContextUsage, Doc: "How full the context window is ({} when not known yet).", Command: SimpleCommand{}, Data: ContextUsageData{}},
 		{Name: CmdGetTools, Doc: "Every tool and the names of the active ones.", Command: SimpleCommand{}, Data: ToolsData{}},
 		{Name: CmdSetActiveTools, Doc: "Activate exactly the named tools.", Command: SetActiveToolsCommand{}, Data: ActiveToolsData{}},
+		{Name: CmdSetTodos, Doc: "Replace the todo plan's phases.", Command: SetTodosCommand{}, Data: TodosData{}},
 		{Name: CmdGetCommands, Doc: "The slash commands: prompt templates, skills and extension commands.", Command: SimpleCommand{}, Data: CommandsData{}},
 		{Name: CmdExportHTML, Command: SimpleCommand{}, Unavailable: true},
 		{Name: CmdReloadResources, Doc: "Reload settings, templates, skills, rules and context files; data lists the commands.", Command: SimpleCommand{}, Data: CommandsData{}},

@@ -61,6 +61,7 @@ const (
 	CmdGetCommands        = "get_commands"
 	CmdExportHTML         = "export_html"
 	CmdReloadResources    = "reload_resources"
+	CmdSetTodos           = "set_todos"
 	// The extension UI reply (not a command; routed to the pending request).
 	TypeExtensionUIResponse = "extension_ui_response"
 )
@@ -220,6 +221,8 @@ type SessionState struct {
 	InterruptMode         string    `json:"interruptMode"`
 	QueuedMessageCount    int       `json:"queuedMessageCount"`
 	QueueMode             string    `json:"queueMode"`
+	// TodoPhases is the todo plan (the pisces reference's field).
+	TodoPhases json.RawMessage `json:"todoPhases"`
 }
 
 // MessagesData is get_messages' data.
@@ -307,6 +310,7 @@ type SessionStats struct {
 	Tokens            TokenStats         `json:"tokens"`
 	Cost              float64            `json:"cost"`
 	ContextUsage      *StatsContextUsage `json:"contextUsage,omitempty"`
+	Subagents         *SubagentStats     `json:"subagents,omitempty"`
 }
 
 // EntriesData is get_entries' data.
@@ -449,4 +453,24 @@ type SlashCommand = resources.CommandInfo
 // CommandsData is get_commands' and reload_resources' data.
 type CommandsData struct {
 	Commands []SlashCommand `json:"commands"`
+}
+
+// SetTodosCommand replaces the todo phases (the pisces reference's set_todos).
+type SetTodosCommand struct {
+	ID     string          `json:"id,omitempty"`
+	Type   string          `json:"type"`
+	Phases json.RawMessage `json:"phases"`
+}
+
+// TodosData is set_todos' data.
+type TodosData struct {
+	TodoPhases json.RawMessage `json:"todoPhases"`
+}
+
+// SubagentStats is get_session_stats' subagents member: the task tool's
+// subagents (their usage is not in tokens and cost, which keep pi's meaning).
+type SubagentStats struct {
+	Count  int     `json:"count"`
+	Tokens int64   `json:"tokens"`
+	Cost   float64 `json:"cost"`
 }

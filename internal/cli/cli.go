@@ -19,6 +19,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/settings"
+	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/internal/tools"
 )
 
@@ -247,7 +248,8 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir})
 	}
 	env.tools = env.toolsFor(cwd)
-	known := map[string]bool{}
+	// The core adds the task and todo_write tools to these.
+	known := map[string]bool{task.Name: true, task.TodoWriteName: true}
 	for _, t := range env.tools {
 		known[t.Name()] = true
 	}
@@ -266,7 +268,7 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	}
 	for _, n := range active {
 		if !known[n] {
-			return nil, usagef("Unknown tool %q (available: %s)", n, strings.Join(toolNames(env.tools), ", "))
+			return nil, usagef("Unknown tool %q (available: %s, %s, %s)", n, strings.Join(toolNames(env.tools), ", "), task.Name, task.TodoWriteName)
 		}
 	}
 	env.active = active

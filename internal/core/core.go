@@ -20,6 +20,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/settings"
+	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/internal/tools"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -86,6 +87,9 @@ type Options struct {
 	Log io.Writer
 	// Now is the clock (tests pin it).
 	Now func() time.Time
+
+	isSubagent   bool   // a task item's session
+	taskIDPrefix string // prefix of nested task items' ids
 }
 
 // Session is the core: one running conversation.
@@ -97,6 +101,9 @@ type Session struct {
 	cwd            string
 	trusted        bool
 	resources      *resources.Set
+	taskTool       *task.Tool
+	todos          *task.TodoList
+	budget         *task.Controller
 	tools          []tools.Tool
 	store          *session.Session
 	model          *ai.Model
@@ -175,6 +182,8 @@ func New(opts Options) (*Session, error) {
 		level = st.DefaultThinkingLevel()
 	}
 	s.thinking = models.Clamp(s.model, level)
+	s.setupTask()
+	s.tools = s.withTaskTools(opts.Tools)
 	s.loadResources()
 	if err := s.initStore(); err != nil {
 		return nil, err
@@ -243,6 +252,10 @@ func (s *Session) Subscribe(fn func(rpc.Event)) func() {
 // s.mu held.
 func (s *Session) emit(ev rpc.Event) {
 	rpc.SetType(ev)
+	s.mu.Lock()
+	b := s.budget
+	s.mu.Unlock()
+	b.Observe(ev)
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	for _, fn := range s.subs {

@@ -42,6 +42,9 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 	if accepted == nil {
 		accepted = func(string) {}
 	}
+	if err := s.budgetError(); err != nil {
+		return "", err
+	}
 	msg := s.userMessage(s.expand(text), images)
 	if !s.IsStreaming() && s.needsThresholdCompaction() {
 		// pi checks the threshold before each prompt, before answering it.
@@ -73,6 +76,7 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 		s.mu.Unlock()
 		return "", err
 	}
+	s.todos.ResetReminders()
 	s.startRunLocked([]ai.Message{msg}, func() { accepted(DispositionStarted) })
 	return DispositionStarted, nil
 }
@@ -80,6 +84,9 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 // Steer queues a steering message. As in pi, a message queued while no run
 // is going on waits for the next run.
 func (s *Session) Steer(text string, images []ai.Content) (string, error) {
+	if err := s.budgetError(); err != nil {
+		return "", err
+	}
 	s.enqueue(&s.steering, s.userMessage(s.expand(text), images), text)
 	return DispositionQueued, nil
 }
@@ -87,6 +94,9 @@ func (s *Session) Steer(text string, images []ai.Content) (string, error) {
 // FollowUp queues a follow-up message, delivered when the agent would
 // otherwise stop.
 func (s *Session) FollowUp(text string, images []ai.Content) (string, error) {
+	if err := s.budgetError(); err != nil {
+		return "", err
+	}
 	s.enqueue(&s.followUp, s.userMessage(s.expand(text), images), text)
 	return DispositionQueued, nil
 }
@@ -329,9 +339,15 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 				return
 			}
 		}
-		// A message queued after the loop's last look still gets its turn.
+		// A message queued after the loop's last look still gets its turn;
+		// open todo items get a reminder.
 		if s.PendingCount() == 0 {
-			return
+			ev, text, ok := s.todos.NextReminder()
+			if !ok {
+				return
+			}
+			s.emit(ev)
+			s.enqueue(&s.followUp, s.userMessage(text, nil), text)
 		}
 	}
 }

@@ -76,6 +76,7 @@ func (s *Session) NewSession(parentSession string) error {
 		return err
 	}
 	s.replaceStore(st, ChangeNew)
+	s.resetTask()
 	return nil
 }
 
@@ -117,7 +118,7 @@ func (s *Session) moveTo(cwd string) bool {
 	}
 	s.cwd = cwd
 	if s.opts.ToolsFor != nil {
-		s.tools = s.opts.ToolsFor(cwd)
+		s.tools = s.withTaskTools(s.opts.ToolsFor(cwd))
 	}
 	// Trust is per project: the other project's stored decision applies.
 	s.trusted = false

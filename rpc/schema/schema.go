@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pisces-agent/pisces/internal/task"
 	"reflect"
 	"strings"
 
@@ -247,7 +248,7 @@ func (g *generator) document() *obj {
 		responses = append(responses, g.responseVariant(c))
 	}
 	var events []any
-	for _, e := range rpc.Events() {
+	for _, e := range AllEvents() {
 		name := camel(e.Name) + "Event"
 		events = append(events, g.define(name, func() *obj { return g.eventDef(name, e) }))
 	}
@@ -568,4 +569,10 @@ func (g *generator) assistantEventRef() *obj {
 			variant([]string{ai.EvError}, newObj("reason", str(), "error", msg), "reason", "error"),
 		})
 	})
+}
+
+// AllEvents is every event of the protocol: the rpc package's and the task
+// tool's (subagent lifecycle, budgets, todo reminders).
+func AllEvents() []rpc.EventInfo {
+	return append(rpc.Events(), task.EventInfos()...)
 }

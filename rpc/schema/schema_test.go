@@ -148,7 +148,7 @@ func TestStructure(t *testing.T) {
 			t.Errorf("no definition for command %s", c.Name)
 		}
 	}
-	for _, e := range rpc.Events() {
+	for _, e := range AllEvents() {
 		if _, ok := v.defs[camel(e.Name)+"Event"]; !ok {
 			t.Errorf("no definition for event %s", e.Name)
 		}

@@ -61,6 +61,7 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdSetLabel:       {{name: "entryId", kind: kString, required: true}, {name: "label", kind: kString}},
 	rpc.CmdSetEntryLabel:  {{name: "targetId", kind: kString, required: true}, {name: "label", kind: kString}},
 	rpc.CmdSetActiveTools: {{name: "toolNames", kind: kArray, required: true}},
+	rpc.CmdSetTodos:       {{name: "phases", kind: kArray, required: true}},
 }
 
 // checkFields validates obj against the command's field list.

@@ -6,7 +6,9 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -67,6 +69,7 @@ func init() {
 	handlers[rpc.CmdAbortBranchSummary] = func(s *Server, _ []byte) (any, error) { s.sess.AbortBranchSummary(); return nil, nil }
 	handlers[rpc.CmdGetTools] = (*Server).getTools
 	handlers[rpc.CmdSetActiveTools] = (*Server).setActiveTools
+	handlers[rpc.CmdSetTodos] = (*Server).setTodos
 	handlers[rpc.CmdGetCommands] = func(s *Server, _ []byte) (any, error) {
 		return rpc.CommandsData{Commands: s.sess.Commands()}, nil
 	}
@@ -202,7 +205,29 @@ func (s *Server) getState([]byte) (any, error) {
 		InterruptMode:         st.InterruptMode,
 		QueuedMessageCount:    st.PendingMessageCount,
 		QueueMode:             st.SteeringMode,
+		TodoPhases:            jsonx.MustMarshal(s.todoPhases()),
 	}, nil
+}
+
+func (s *Server) todoPhases() []task.TodoPhase {
+	p := s.sess.Todos().Phases()
+	if p == nil {
+		p = []task.TodoPhase{}
+	}
+	return p
+}
+
+func (s *Server) setTodos(line []byte) (any, error) {
+	var c struct {
+		Phases []task.TodoPhase `json:"phases"`
+	}
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if _, err := s.sess.Todos().Set(c.Phases); err != nil {
+		return nil, err
+	}
+	return rpc.TodosData{TodoPhases: jsonx.MustMarshal(s.todoPhases())}, nil
 }
 
 func (s *Server) setModel(line []byte) (any, error) {
@@ -297,7 +322,15 @@ func (s *Server) stats([]byte) (any, error) {
 		},
 		Cost:         st.Cost,
 		ContextUsage: statsContextUsage(s.sess.ContextUsage()),
+		Subagents:    subagentStats(s.sess.SubagentStats()),
 	}, nil
+}
+
+func subagentStats(st task.SubagentStats) *rpc.SubagentStats {
+	if st.Count == 0 {
+		return nil
+	}
+	return &rpc.SubagentStats{Count: st.Count, Tokens: st.Tokens, Cost: st.Cost}
 }
 
 func statsContextUsage(u core.ContextUsage) *rpc.StatsContextUsage {
