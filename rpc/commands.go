@@ -191,11 +191,33 @@ type Response struct {
 }
 
 // MarshalJSON writes {id?, type, command, success, data?} or
-// {id?, type, command, success:false, error}.
+// {id?, type, command, success:false, error}. Data is written as it is,
+// without being parsed again: a large or deeply nested answer (a 100,000
+// entry tree) costs no second pass and meets no decoder depth limit.
 func (r Response) MarshalJSON() ([]byte, error) {
-	type alias Response
-	r.Type = "response"
-	return jsonx.Marshal(alias(r))
+	var b []byte
+	b = append(b, '{')
+	if r.ID != "" {
+		b = append(b, `"id":`...)
+		b = append(b, jsonx.MustMarshal(r.ID)...)
+		b = append(b, ',')
+	}
+	b = append(b, `"type":"response","command":`...)
+	b = append(b, jsonx.MustMarshal(r.Command)...)
+	if r.Success {
+		b = append(b, `,"success":true`...)
+	} else {
+		b = append(b, `,"success":false`...)
+	}
+	if len(r.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, r.Data...)
+	}
+	if r.Error != "" || !r.Success {
+		b = append(b, `,"error":`...)
+		b = append(b, jsonx.MustMarshal(r.Error)...)
+	}
+	return append(b, '}'), nil
 }
 
 // PromptData is the data of a prompt, steer or follow_up response.

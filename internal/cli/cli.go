@@ -15,6 +15,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/ai/scripted"
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
@@ -53,10 +54,6 @@ func Main(argv []string, stdio IO) int {
 	case a.PrintSchema:
 		return printSchema(stdio)
 	}
-	if len(a.Extensions) > 0 {
-		fmt.Fprintln(stdio.Stderr, "pisces: extensions (-e/--extension) are not supported yet")
-		return 2
-	}
 	if len(a.Export) > 0 {
 		fmt.Fprintln(stdio.Stderr, "pisces: --export is not supported yet")
 		return 2
@@ -80,6 +77,7 @@ func Main(argv []string, stdio IO) int {
 		return 1
 	}
 	defer sess.Close()
+	defer env.closeExtensions()
 	if a.Name != "" {
 		if err := sess.SetSessionName(a.Name); err != nil {
 			fmt.Fprintf(stdio.Stderr, "pisces: --name: %v\n", err)
@@ -111,7 +109,9 @@ type environment struct {
 	// RPC client is asked once it is connected.
 	trusted  bool
 	askTrust bool
-	active   []string
+
+	extensions *extensions.Host
+	active     []string
 }
 
 func defaultAgentDir() string {
@@ -379,6 +379,7 @@ func (env *environment) newCore() (*core.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	env.loadExtensions()
 	sess, err := core.New(core.Options{
 		AgentDir:           env.agentDir,
 		Cwd:                env.cwd,
@@ -397,13 +398,19 @@ func (env *environment) newCore() (*core.Session, error) {
 		AppendSystemPrompt: env.args.AppendSystemPrompt,
 		NoContextFiles:     env.args.NoContextFiles,
 		Trusted:            env.trusted,
+		Extensions:         env.extensions,
 		APIKey:             env.args.APIKey,
 		LegacyWire:         env.args.RPCCompat == "legacy",
 		Log:                env.stdio.Stderr,
 	})
 	if err != nil {
 		store.Close()
+		env.closeExtensions()
 		return nil, err
+	}
+	if env.extensions != nil {
+		env.extensions.SetActions(sess.Actions())
+		env.extensions.SetEmit(sess.EmitExternal)
 	}
 	return sess, nil
 }
@@ -501,4 +508,31 @@ func (env *environment) decideTrust() {
 		return
 	}
 	fmt.Fprintf(env.stdio.Stderr, "pisces: %s has project resources (.pisces/); they are not loaded until the project is trusted (--approve)\n", env.cwd)
+}
+
+// loadExtensions starts the extensions of the agent dir, the (trusted)
+// project, settings `extensions` and -e flags, unless --no-extensions.
+func (env *environment) loadExtensions() {
+	if env.args.NoExtensions {
+		return
+	}
+	paths := append(append([]string(nil), env.settings.Extensions()...), env.args.Extensions...)
+	host, errs := extensions.Load(extensions.Options{
+		AgentDir:       env.agentDir,
+		Cwd:            env.cwd,
+		Paths:          paths,
+		ProjectTrusted: env.trusted,
+		Log:            env.stdio.Stderr,
+	})
+	for _, e := range errs {
+		fmt.Fprintf(env.stdio.Stderr, "pisces: %v\n", e)
+	}
+	env.extensions = host
+}
+
+func (env *environment) closeExtensions() {
+	if env.extensions != nil {
+		env.extensions.Close()
+		env.extensions = nil
+	}
 }

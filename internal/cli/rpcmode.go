@@ -26,6 +26,9 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 		Legacy:        a.RPCCompat == "legacy",
 		Stderr:        stdio.Stderr,
 		OnReady: func(srv *rpcmode.Server) {
+			if env.extensions != nil {
+				env.extensions.SetUI(srv.UI())
+			}
 			if env.askTrust {
 				askTrust(srv, sess, env)
 			}
@@ -42,6 +45,12 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 		if err != nil {
 			fmt.Fprintf(stdio.Stderr, "pisces: reading stdin: %v\n", err)
 		}
+		return 0
+	case <-sess.ShutdownRequested():
+		// An extension asked to shut down: finish the work, flush, exit 0.
+		sess.WaitIdle()
+		close(stopServe)
+		<-done
 		return 0
 	case <-ctx.Done():
 		sess.Abort()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,6 +23,27 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of transcript tests")
+
+// exampleBins holds the example extensions, built once for the transcripts
+// that use them ($GATE in args).
+var exampleBins string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "pisces-examples")
+	if err != nil {
+		panic(err)
+	}
+	exampleBins = dir
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "permission-gate"), "../../examples/extensions/permission-gate")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // A transcript (testdata/rpc/*.txtar) drives the whole program in RPC mode:
 //
@@ -118,6 +140,7 @@ func runTranscript(t *testing.T, file string) {
 		"--agent-dir", agentDir, "--session-dir", sessDir, "--system-prompt", "You are a test agent.", "--no-context-files"}
 	for _, l := range strings.Split(sections["args"], "\n") {
 		if l = strings.TrimSpace(l); l != "" {
+			l = strings.ReplaceAll(l, "$GATE", filepath.Join(exampleBins, "permission-gate"))
 			args = append(args, strings.ReplaceAll(l, "$TMP", dir))
 		}
 	}

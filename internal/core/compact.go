@@ -49,6 +49,9 @@ func (s *Session) summaryModel() (compaction.Model, error) {
 // Compact aborts a running turn and compacts the session (the RPC compact
 // command).
 func (s *Session) Compact(customInstructions string) (*CompactResult, error) {
+	if !s.sessionBefore("compact", map[string]any{"customInstructions": customInstructions}) {
+		return nil, ErrCancelled
+	}
 	s.Abort()
 	return s.compact(context.Background(), ReasonManual, customInstructions, false)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/prompt"
 	"github.com/pisces-agent/pisces/internal/resources"
@@ -79,7 +80,9 @@ type Options struct {
 	NoContextFiles     bool
 	// Trusted loads project-local resources (.pisces/prompts, skills, rules).
 	Trusted bool
-	APIKey  string // --api-key override for the current provider
+	// Extensions are the loaded extensions (nil: none).
+	Extensions *extensions.Host
+	APIKey     string // --api-key override for the current provider
 
 	// LegacyWire selects the older wire's message_update snapshots.
 	LegacyWire bool
@@ -124,10 +127,13 @@ type Session struct {
 	bash           *bashState
 	closed         bool
 
-	promptMu sync.Mutex
-	emitMu   sync.Mutex
-	subs     map[int]func(rpc.Event)
-	nextSub  int
+	promptMu     sync.Mutex
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
+
+	emitMu  sync.Mutex
+	subs    map[int]func(rpc.Event)
+	nextSub int
 }
 
 type queued struct {
@@ -176,6 +182,7 @@ func New(opts Options) (*Session, error) {
 		autoCompact:   st.CompactionEnabled(),
 		autoRetry:     st.RetryEnabled(),
 		subs:          map[int]func(rpc.Event){},
+		shutdown:      make(chan struct{}),
 	}
 	level := opts.ThinkingLevel
 	if level == "" {
@@ -184,6 +191,12 @@ func New(opts Options) (*Session, error) {
 	s.thinking = models.Clamp(s.model, level)
 	s.setupTask()
 	s.tools = s.withTaskTools(opts.Tools)
+	if ext := s.extensionTools(s.tools); len(ext) > 0 {
+		s.tools = append(s.tools, ext...)
+		for _, t := range ext {
+			s.active = append(s.active, t.Name())
+		}
+	}
 	s.loadResources()
 	if err := s.initStore(); err != nil {
 		return nil, err
@@ -257,9 +270,12 @@ func (s *Session) emit(ev rpc.Event) {
 	s.mu.Unlock()
 	b.Observe(ev)
 	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
 	for _, fn := range s.subs {
 		fn(ev)
+	}
+	s.emitMu.Unlock()
+	if s.opts.Extensions != nil {
+		s.opts.Extensions.Event(ev)
 	}
 }
 
@@ -316,7 +332,7 @@ func (s *Session) activeTools() []tools.Tool {
 			out = append(out, t)
 		}
 	}
-	return out
+	return s.withHooks(out)
 }
 
 // systemPrompt builds the system prompt for the active tools and its

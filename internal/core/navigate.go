@@ -52,6 +52,10 @@ func (s *Session) NavigateTree(targetID string, o NavigateOptions) (*NavigateRes
 	if targetID == oldLeaf {
 		return &NavigateResult{}, nil
 	}
+	if !s.sessionBefore("tree", map[string]any{"targetId": targetID, "oldLeafId": oldLeaf,
+		"userWantsSummary": o.Summarize, "customInstructions": o.CustomInstructions, "label": o.Label}) {
+		return &NavigateResult{Cancelled: true}, nil
+	}
 	res := &NavigateResult{}
 	newLeaf := targetID
 	switch {

@@ -59,7 +59,7 @@ func (s *Session) resourceSections() []prompt.Section {
 
 // Commands lists the slash commands (templates and skills) for get_commands.
 func (s *Session) Commands() []resources.CommandInfo {
-	return s.resourceSet().Commands()
+	return append(s.extensionCommands(), s.resourceSet().Commands()...)
 }
 
 // Trusted reports whether project-local resources are loaded.

@@ -42,8 +42,25 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 	if accepted == nil {
 		accepted = func(string) {}
 	}
+	// pi's order: an extension command runs at once (even while
+	// streaming), then the input hook, then skill and template expansion.
+	if name, args, ok := s.extensionCommand(text); ok {
+		if _, err := s.hooks().RunCommand(context.Background(), name, args); err != nil {
+			return "", err
+		}
+		accepted(DispositionHandled)
+		return DispositionHandled, nil
+	}
 	if err := s.budgetError(); err != nil {
 		return "", err
+	}
+	in := s.hooks().OnInput(context.Background(), text, "rpc")
+	if in.Handled {
+		accepted(DispositionHandled)
+		return DispositionHandled, nil
+	}
+	if in.Text != "" {
+		text = in.Text
 	}
 	msg := s.userMessage(s.expand(text), images)
 	if !s.IsStreaming() && s.needsThresholdCompaction() {
@@ -84,8 +101,9 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 // Steer queues a steering message. As in pi, a message queued while no run
 // is going on waits for the next run.
 func (s *Session) Steer(text string, images []ai.Content) (string, error) {
-	if err := s.budgetError(); err != nil {
-		return "", err
+	text, handled, err := s.queuedInput(text)
+	if err != nil || handled {
+		return DispositionHandled, err
 	}
 	s.enqueue(&s.steering, s.userMessage(s.expand(text), images), text)
 	return DispositionQueued, nil
@@ -94,11 +112,31 @@ func (s *Session) Steer(text string, images []ai.Content) (string, error) {
 // FollowUp queues a follow-up message, delivered when the agent would
 // otherwise stop.
 func (s *Session) FollowUp(text string, images []ai.Content) (string, error) {
-	if err := s.budgetError(); err != nil {
-		return "", err
+	text, handled, err := s.queuedInput(text)
+	if err != nil || handled {
+		return DispositionHandled, err
 	}
 	s.enqueue(&s.followUp, s.userMessage(s.expand(text), images), text)
 	return DispositionQueued, nil
+}
+
+// queuedInput applies the checks and the input hook of steer and
+// follow_up: no extension commands, the budget, then the hook.
+func (s *Session) queuedInput(text string) (string, bool, error) {
+	if _, _, ok := s.extensionCommand(text); ok {
+		return "", false, ErrCommandWhileQueued
+	}
+	if err := s.budgetError(); err != nil {
+		return "", false, err
+	}
+	in := s.hooks().OnInput(context.Background(), text, "rpc")
+	if in.Handled {
+		return "", true, nil
+	}
+	if in.Text != "" {
+		text = in.Text
+	}
+	return text, false, nil
 }
 
 // preflightLocked checks that a run can start.
@@ -391,6 +429,9 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message) agent.Resul
 	}
 	active := s.activeTools()
 	sysText, sections := s.systemPrompt(active)
+	if extra := s.hooks().BeforeAgentStart(ctx, sysText); extra != "" {
+		sysText += "\n\n" + extra
+	}
 	history := store.BuildContext().Messages
 	if sm := s.systemMessageIfChanged(history, sysText, sections, active); sm != nil {
 		prompts = append([]ai.Message{sm}, prompts...)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -62,8 +63,14 @@ func (s *Session) emitSessionChanged(reason string) {
 	s.emit(ev)
 }
 
+// ErrCancelled reports a session action an extension cancelled.
+var ErrCancelled = errors.New("cancelled by an extension")
+
 // NewSession aborts any run and starts a new session.
 func (s *Session) NewSession(parentSession string) error {
+	if !s.sessionBefore("switch", map[string]any{"reason": "new", "parentSession": parentSession}) {
+		return ErrCancelled
+	}
 	s.Abort()
 	st, err := session.New(session.Options{Dir: s.sessionDir(), Cwd: s.Cwd(), InMemory: s.opts.InMemory, ParentSession: parentSession})
 	if err != nil {
@@ -85,6 +92,9 @@ func (s *Session) NewSession(parentSession string) error {
 func (s *Session) SwitchSession(path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("Session file not found: %s", path)
+	}
+	if !s.sessionBefore("switch", map[string]any{"reason": "switch", "targetSessionFile": path}) {
+		return ErrCancelled
 	}
 	s.Abort()
 	st, rep, err := session.Open(path)
@@ -161,6 +171,9 @@ func (s *Session) restoreFrom(st *session.Session) {
 // Fork aborts any run and starts a new session holding the path up to the
 // parent of the user message entryID; it returns that message's text.
 func (s *Session) Fork(entryID string) (string, error) {
+	if !s.sessionBefore("fork", map[string]any{"entryId": entryID, "position": "before"}) {
+		return "", ErrCancelled
+	}
 	s.Abort()
 	old := s.Store()
 	e := old.Entry(entryID)
@@ -181,6 +194,9 @@ func (s *Session) Fork(entryID string) (string, error) {
 
 // Clone aborts any run and copies the current branch into a new session.
 func (s *Session) Clone() error {
+	if !s.sessionBefore("fork", map[string]any{"entryId": s.Store().LeafID(), "position": "at"}) {
+		return ErrCancelled
+	}
 	s.Abort()
 	st, err := s.Store().Clone(s.sessionDir())
 	if err != nil {

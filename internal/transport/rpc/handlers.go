@@ -182,6 +182,9 @@ func (s *Server) newSession(line []byte) (any, error) {
 		return nil, err
 	}
 	if err := s.sess.NewSession(c.ParentSession); err != nil {
+		if err == core.ErrCancelled {
+			return rpc.CancelledData{Cancelled: true}, nil
+		}
 		return nil, err
 	}
 	return rpc.CancelledData{Cancelled: false}, nil
@@ -429,6 +432,9 @@ func (s *Server) switchSession(line []byte) (any, error) {
 		return nil, err
 	}
 	if err := s.sess.SwitchSession(c.SessionPath); err != nil {
+		if err == core.ErrCancelled {
+			return rpc.CancelledData{Cancelled: true}, nil
+		}
 		return nil, err
 	}
 	return rpc.CancelledData{}, nil
@@ -441,6 +447,9 @@ func (s *Server) fork(line []byte) (any, error) {
 	}
 	text, err := s.sess.Fork(c.EntryID)
 	if err != nil {
+		if err == core.ErrCancelled {
+			return rpc.ForkData{Cancelled: true}, nil
+		}
 		return nil, err
 	}
 	return rpc.ForkData{Text: text}, nil
@@ -448,6 +457,9 @@ func (s *Server) fork(line []byte) (any, error) {
 
 func (s *Server) clone([]byte) (any, error) {
 	if err := s.sess.Clone(); err != nil {
+		if err == core.ErrCancelled {
+			return rpc.CancelledData{Cancelled: true}, nil
+		}
 		return nil, err
 	}
 	return rpc.CancelledData{}, nil

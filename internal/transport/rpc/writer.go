@@ -162,8 +162,10 @@ func (w *writer) loop() {
 		}
 		f := w.queue[0]
 		// A later delta of a block waits out the interval, so that more
-		// deltas can be merged into it (unless we are shutting down).
-		if f.isDelta && !f.first && w.interval > 0 && !w.closed {
+		// deltas can be merged into it — only while it is the last frame
+		// queued (deltas merge into the last frame; with anything behind
+		// it, waiting would only delay that), and not when shutting down.
+		if f.isDelta && !f.first && w.interval > 0 && !w.closed && len(w.queue) == 1 {
 			if wait := time.Until(w.lastDelta.Add(w.interval)); wait > 0 {
 				w.mu.Unlock()
 				w.flush()

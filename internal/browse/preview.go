@@ -1,0 +1,156 @@
+package browse
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/session"
+)
+
+// Preview lengths of the references.
+const (
+	draftPreviewLen  = 140 // 000's extractPreviewText
+	browsePreviewLen = 200 // PR #1762's extractText
+)
+
+// textPrefix returns the first limit UTF-16 code units of the text blocks'
+// texts joined by sep, without building the whole join.
+func textPrefix(blocks []ai.Content, sep string, limit int) string {
+	idx, n := -1, 0
+	for i := range blocks {
+		if blocks[i].Type == ai.ContentText {
+			if n == 0 {
+				idx = i
+			}
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return jsSlice(blocks[idx].Text, limit)
+	}
+	var b strings.Builder
+	units := 0
+	first := true
+	for i := range blocks {
+		if blocks[i].Type != ai.ContentText {
+			continue
+		}
+		if !first {
+			s := jsSlice(sep, limit-units)
+			b.WriteString(s)
+			units += jsLen(s)
+		}
+		first = false
+		if units >= limit {
+			break
+		}
+		s := jsSlice(blocks[i].Text, limit-units)
+		b.WriteString(s)
+		units += jsLen(s)
+		if units >= limit {
+			break
+		}
+	}
+	return b.String()
+}
+
+// userContentPrefix is extractText for user-like content: a string is
+// sliced, blocks are joined by sep.
+func userContentPrefix(u ai.UserContent, limit int) string {
+	if u.IsString {
+		return jsSlice(u.Str, limit)
+	}
+	return textPrefix(u.Blocks, " ", limit)
+}
+
+// rawContentPrefix is extractText for a message known only as raw JSON:
+// its "content" member, a string or blocks.
+func rawContentPrefix(raw json.RawMessage, limit int) string {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &m) != nil || len(m.Content) == 0 {
+		return ""
+	}
+	if m.Content[0] == '"' {
+		var s string
+		if json.Unmarshal(m.Content, &s) != nil {
+			return ""
+		}
+		return jsSlice(s, limit)
+	}
+	if m.Content[0] != '[' {
+		return ""
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(m.Content, &blocks) != nil {
+		return ""
+	}
+	var texts []ai.Content
+	for _, b := range blocks {
+		var t struct {
+			Type string           `json:"type"`
+			Text *json.RawMessage `json:"text"`
+		}
+		if json.Unmarshal(b, &t) != nil || t.Type != ai.ContentText || t.Text == nil || len(*t.Text) == 0 || (*t.Text)[0] != '"' {
+			continue
+		}
+		var s string
+		if json.Unmarshal(*t.Text, &s) != nil {
+			continue
+		}
+		texts = append(texts, ai.Text(s))
+	}
+	return textPrefix(texts, " ", limit)
+}
+
+// draftPreview is 000's extractPreviewText: ok is false when the entry has
+// no preview (the key is left out).
+func draftPreview(e *session.Entry) (string, bool) {
+	switch e.Type {
+	case session.TypeMessage:
+		switch m := e.Message.(type) {
+		case *ai.UserMessage:
+			if m.Content.IsString {
+				return jsSlice(m.Content.Str, draftPreviewLen), true
+			}
+			s := textPrefix(m.Content.Blocks, " ", draftPreviewLen)
+			return s, s != ""
+		case *ai.AssistantMessage:
+			s := textPrefix(m.Content, " ", draftPreviewLen)
+			return s, s != ""
+		case *ai.ToolResultMessage:
+			name := m.ToolName
+			if name == "" {
+				name = "undefined" // `${undefined}`
+			}
+			return "[toolResult:" + name + "]", true
+		}
+		return "", false
+	case session.TypeCompaction:
+		return "[compaction]", true
+	case session.TypeBranchSummary:
+		return "[branch_summary]", true
+	case session.TypeCustomMessage:
+		return "[custom_message]", true
+	case session.TypeCustom:
+		return "[custom]", true
+	case session.TypeModelChange:
+		return "[model:" + e.Provider + "/" + e.ModelID + "]", true
+	case session.TypeThinkingLevelChange:
+		return "[thinking:" + e.ThinkingLevel + "]", true
+	case session.TypeLabel:
+		l := ""
+		if e.Label != nil {
+			l = *e.Label
+		}
+		return "[label:" + l + "]", true
+	case session.TypeSessionInfo:
+		return "[session_info:" + e.Name + "]", true
+	}
+	return "", false
+}

@@ -1,0 +1,176 @@
+package export
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pisces-agent/pisces/internal/session"
+)
+
+const fixture = `{"type":"session","version":3,"id":"sess-x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/proj"}
+{"type":"model_change","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"anthropic","modelId":"claude-x"}
+{"type":"message","id":"u1","parentId":"m1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"Please check <script>alert(1)</script> and see https://example.com/x.png and ![pic](https://evil.example/p.png) plus [docs](http://docs.example/a) and <img src=\"http://evil.example/i.png\"> & <b>bold</b>","timestamp":1}}
+{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Secret **plan**"},{"type":"text","text":"Here is code:\n\n` + "```go" + `\nfunc main() { fmt.Println(\"hi <there>\") } // note\n` + "```" + `\n\n<div onclick=\"x()\">raw block</div>\n"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"/home/u/proj/main.go","offset":1,"limit":10}}],"api":"x","provider":"anthropic","model":"claude-x","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1}}
+{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"package main </pre><script>bad()</script>"}],"isError":false,"timestamp":1}}
+{"type":"message","id":"b1","parentId":"r1","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"bashExecution","command":"ls -la","output":"total 0","exitCode":1,"cancelled":false,"truncated":false,"timestamp":1}}
+{"type":"compaction","id":"c0","parentId":"b1","timestamp":"2026-01-01T00:00:06.000Z","summary":"Earlier we **did** things.","firstKeptEntryId":"u1","tokensBefore":5000}
+{"type":"label","id":"l1","parentId":"c0","timestamp":"2026-01-01T00:00:07.000Z","targetId":"u1","label":"start here"}
+{"type":"session_info","id":"s1","parentId":"l1","timestamp":"2026-01-01T00:00:08.000Z","name":"Export test"}
+{"type":"message","id":"u9","parentId":"m1","timestamp":"2026-01-01T00:00:09.000Z","message":{"role":"user","content":"OTHER BRANCH","timestamp":1}}
+{"type":"message","id":"a2","parentId":"s1","timestamp":"2026-01-01T00:00:10.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Final answer with a [link](https://x.example) and ` + "`code`" + `."}],"api":"x","provider":"anthropic","model":"claude-x","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}}
+`
+
+func exportFixture(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(fixture), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := HTML(s, &buf, Options{Home: "/home/u"}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestHTMLExport(t *testing.T) {
+	out := exportFixture(t)
+	if os.Getenv("EXPORT_DUMP") != "" {
+		_ = os.WriteFile(os.Getenv("EXPORT_DUMP"), []byte(out), 0o644)
+	}
+	for _, want := range []string{
+		"<!DOCTYPE html>", "<title>Export test</title>", "sess-x", "2026-01-01 00:00:00 UTC", "/home/u/proj",
+		"Please check &lt;script&gt;alert(1)&lt;/script&gt;",  // user text escaped
+		"&lt;img src=&#34;http://evil.example/i.png&#34;&gt;", // inline raw HTML shown as text
+		"&lt;b&gt;bold&lt;/b&gt;",                             //
+		`<span class="md-img">[image: pic]</span>`,            // remote image not loaded
+		`<span class="md-link">docs</span> <span class="md-url">&lt;http://docs.example/a&gt;</span>`,
+		`<details class="block thinking"><summary>Thinking</summary>`, // collapsible thinking
+		"Secret <strong>plan</strong>",                                // rendered markdown
+		`<span class="tok-k">func</span>`,                             // highlighted code
+		`<span class="tok-s">&#34;hi &lt;there&gt;&#34;</span>`,       //
+		`<span class="tok-c">// note</span>`,                          //
+		`<pre class="md-raw">&lt;div onclick=&#34;x()&#34;&gt;raw block&lt;/div&gt;</pre>`,
+		`<code>[read: ~/proj/main.go:1-10]</code> <span class="status ok">done</span>`, // tool call with its result
+		"package main &lt;/pre&gt;&lt;script&gt;bad()&lt;/script&gt;",                  // result escaped
+		"<code>$ ls -la</code>", `<span class="status fail">exit 1</span>`, "total 0",  // bash
+		"Compaction", "5000 tokens before", "Earlier we <strong>did</strong> things.",
+		`<span class="label">start here</span>`,
+		"Final answer with a", "<code>code</code>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	// Only the current branch.
+	if strings.Contains(out, "OTHER BRANCH") {
+		t.Error("the other branch is shown")
+	}
+	// The tool result is shown once, under its call.
+	if n := strings.Count(out, "package main &lt;/pre&gt;"); n != 1 {
+		t.Errorf("tool result shown %d times", n)
+	}
+	// Exactly one script element: the page's own.
+	if n := strings.Count(strings.ToLower(out), "<script"); n != 1 {
+		t.Errorf("%d <script elements", n)
+	}
+	// Nothing fetched from elsewhere: no src/href with a scheme or a
+	// protocol-relative address, no @import, no url(...) in the CSS.
+	if m := regexp.MustCompile(`(?i)(src|href|action|srcset|poster)\s*=\s*["']?\s*(https?:|//|javascript:)`).FindString(out); m != "" {
+		t.Errorf("external reference: %s", m)
+	}
+	if m := regexp.MustCompile(`(?i)@import|url\(`).FindString(out); m != "" {
+		t.Errorf("external style reference: %s", m)
+	}
+	if !strings.Contains(out, "</html>") || !strings.HasPrefix(out, "<!DOCTYPE html>") {
+		t.Error("not a complete document")
+	}
+	// Tags are balanced for the structural elements.
+	for _, tag := range []string{"section", "details", "pre", "div", "main"} {
+		if o, c := strings.Count(out, "<"+tag), strings.Count(out, "</"+tag+">"); o != c {
+			t.Errorf("<%s>: %d opened, %d closed", tag, o, c)
+		}
+	}
+}
+
+func TestHTMLDataImagesStayInline(t *testing.T) {
+	out := renderMarkdown("![dot](data:image/png;base64,iVBORw0KGgo=) ![svg](data:image/svg+xml;base64,PHN2Zz4=)")
+	if !strings.Contains(out, `<img src="data:image/png;base64,iVBORw0KGgo=" alt="dot">`) {
+		t.Errorf("png data image not inline: %s", out)
+	}
+	if strings.Contains(out, "svg+xml\" ") || strings.Contains(out, `src="data:image/svg`) {
+		t.Errorf("svg image inlined: %s", out)
+	}
+}
+
+func TestHTMLEmptySession(t *testing.T) {
+	s, err := session.New(session.Options{InMemory: true, Cwd: "/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := HTML(s, &buf, Options{Title: "T <x>"}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "<title>T &lt;x&gt;</title>") || !strings.Contains(out, "no entries") {
+		t.Errorf("unexpected: %s", out)
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	cases := map[[2]string]string{
+		{"x := \"a<b\" // c", "go"}:        `x := <span class="tok-s">&#34;a&lt;b&#34;</span> <span class="tok-c">// c</span>`,
+		{"def f():\n  return 1", "py"}:     `<span class="tok-k">def</span> f():` + "\n" + `  <span class="tok-k">return</span> <span class="tok-n">1</span>`,
+		{"+added\n-removed\n ctx", "diff"}: `<span class="tok-add">+added` + "\n" + `</span><span class="tok-del">-removed` + "\n" + `</span> ctx`,
+		{"<b>", "unknown-lang"}:            `&lt;b&gt;`,
+		{"'unterminated\nnext", "js"}:      `<span class="tok-s">&#39;unterminated</span>` + "\nnext",
+	}
+	for in, want := range cases {
+		if got := highlight(in[0], in[1]); got != want {
+			t.Errorf("%q (%s):\n got %s\nwant %s", in[0], in[1], got, want)
+		}
+	}
+}
+
+func TestHTMLCustomAndOrphanResult(t *testing.T) {
+	lines := `{"type":"session","version":3,"id":"s2","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}
+{"type":"custom_message","customType":"note","content":"visible *note*","display":true,"id":"c1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}
+{"type":"custom_message","customType":"state","content":"hidden note","display":false,"id":"c2","parentId":"c1","timestamp":"2026-01-01T00:00:02.000Z"}
+{"type":"message","id":"r1","parentId":"c2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"gone","toolName":"grep","content":[{"type":"text","text":"match"}],"isError":true,"timestamp":1}}
+{"type":"branch_summary","id":"b1","parentId":"r1","timestamp":"2026-01-01T00:00:04.000Z","fromId":"root","summary":"Went *elsewhere*"}
+`
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := HTML(s, &buf, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		`<div class="md"><p>visible <em>note</em></p>`,
+		`<details class="block"><summary>Hidden from the conversation view</summary><div class="md"><p>hidden note</p>`,
+		`<details class="block tool failed"><summary>[grep] result</summary>`,
+		`<pre class="text err">match</pre>`,
+		"Branch summary", "Went <em>elsewhere</em>",
+		"<title>Session s2</title>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+}
