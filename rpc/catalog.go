@@ -60,7 +60,7 @@ func Commands() []CommandInfo {
 		{Name: CmdClone, Doc: "Copy the current branch into a new session.", Command: SimpleCommand{}, Data: CancelledData{}},
 		{Name: CmdGetForkMessages, Doc: "List the user messages that can be forked from.", Command: SimpleCommand{}, Data: ForkMessagesData{}},
 		{Name: CmdGetEntries, Doc: "Return the raw session entries after since.", Command: GetEntriesCommand{}, Data: EntriesData{}},
-		{Name: CmdGetTree, Doc: "Return the session tree (pi's raw form).", Command: SimpleCommand{}, Data: TreeData{}},
+		{Name: CmdGetTree, Doc: "Return the session tree (pi's raw form; flat optional).", Command: GetTreeCommand{}, Data: TreeData{}},
 		{Name: CmdGetLastAssistantText, Doc: "Return the text of the last assistant message, or null.", Command: SimpleCommand{}, Data: TextData{}},
 		{Name: CmdSetSessionName, Doc: "Name the session.", Command: SetSessionNameCommand{}},
 
@@ -74,14 +74,16 @@ func Commands() []CommandInfo {
 		{Name: CmdSetLabel, Doc: "Label an entry (a blank label clears it).", Command: SetLabelCommand{}},
 		{Name: CmdSetEntryLabel, Doc: "Label an entry (the draft's spelling of set_label).", Command: SetEntryLabelCommand{}},
 		{Name: CmdAbortBranchSummary, Doc: "Cancel a branch summary in progress.", Command: SimpleCommand{}},
-		{Name: CmdGetSessionTree, Command: SimpleCommand{}, Unavailable: true},
-		{Name: CmdListSessions, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdGetSessionTree, Doc: "The session tree for browsing (view \"\" or \"browse\", flat optional).", Command: GetSessionTreeCommand{}, Data: SessionTreeData{}},
+		{Name: CmdListSessions, Doc: "List sessions of this project or of all projects, newest first.", Command: ListSessionsCommand{}, Data: ListSessionsData{}},
 		{Name: CmdGetContextUsage, Doc: "How full the context window is ({} when not known yet).", Command: SimpleCommand{}, Data: ContextUsageData{}},
 		{Name: CmdGetTools, Doc: "Every tool and the names of the active ones.", Command: SimpleCommand{}, Data: ToolsData{}},
 		{Name: CmdSetActiveTools, Doc: "Activate exactly the named tools.", Command: SetActiveToolsCommand{}, Data: ActiveToolsData{}},
+		{Name: CmdRenameSession, Doc: "Name any session.", Command: RenameSessionCommand{}},
+		{Name: CmdDeleteSession, Doc: "Move a session file to <agentDir>/trash/ (not the active one).", Command: DeleteSessionCommand{}, Data: DeleteSessionData{}},
 		{Name: CmdSetTodos, Doc: "Replace the todo plan's phases.", Command: SetTodosCommand{}, Data: TodosData{}},
 		{Name: CmdGetCommands, Doc: "The slash commands: prompt templates, skills and extension commands.", Command: SimpleCommand{}, Data: CommandsData{}},
-		{Name: CmdExportHTML, Command: SimpleCommand{}, Unavailable: true},
+		{Name: CmdExportHTML, Doc: "Export the current branch as one self-contained HTML file.", Command: ExportHTMLCommand{}, Data: PathData{}},
 		{Name: CmdReloadResources, Doc: "Reload settings, templates, skills, rules and context files; data lists the commands.", Command: SimpleCommand{}, Data: CommandsData{}},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/browse"
 	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/resources"
 )
@@ -62,6 +63,8 @@ const (
 	CmdExportHTML         = "export_html"
 	CmdReloadResources    = "reload_resources"
 	CmdSetTodos           = "set_todos"
+	CmdRenameSession      = "rename_session"
+	CmdDeleteSession      = "delete_session"
 	// The extension UI reply (not a command; routed to the pending request).
 	TypeExtensionUIResponse = "extension_ui_response"
 )
@@ -495,4 +498,110 @@ type SubagentStats struct {
 	Count  int     `json:"count"`
 	Tokens int64   `json:"tokens"`
 	Cost   float64 `json:"cost"`
+}
+
+// GetSessionTreeCommand asks for the browsing projection of the tree.
+type GetSessionTreeCommand struct {
+	ID   string `json:"id,omitempty"`
+	Type string `json:"type"`
+	// View "" is the draft's shape (every entry); "browse" is PR #1762's
+	// projection (bookkeeping entries hidden).
+	View string `json:"view,omitempty"`
+	// Flat returns the nodes as one depth-first list with parentId and no
+	// children (also on get_tree).
+	Flat bool `json:"flat,omitempty"`
+}
+
+// GetTreeCommand asks for pi's raw tree.
+type GetTreeCommand struct {
+	ID   string `json:"id,omitempty"`
+	Type string `json:"type"`
+	Flat bool   `json:"flat,omitempty"`
+}
+
+// ListSessionsCommand lists sessions.
+type ListSessionsCommand struct {
+	ID          string `json:"id,omitempty"`
+	Type        string `json:"type"`
+	Scope       string `json:"scope,omitempty"` // "cwd" (default), "current", "all"
+	SessionDir  string `json:"sessionDir,omitempty"`
+	Query       string `json:"query,omitempty"`
+	Limit       int    `json:"limit,omitempty"`
+	Offset      int    `json:"offset,omitempty"`
+	IncludeText *bool  `json:"includeText,omitempty"`
+}
+
+// SessionListItem is one session of list_sessions.
+type SessionListItem = browse.SessionItem
+
+// ListSessionsData is list_sessions' data.
+type ListSessionsData = browse.ListResult
+
+// RenameSessionCommand names any session.
+type RenameSessionCommand struct {
+	ID          string `json:"id,omitempty"`
+	Type        string `json:"type"`
+	SessionPath string `json:"sessionPath"`
+	Name        string `json:"name"`
+}
+
+// DeleteSessionCommand moves a session file to the trash.
+type DeleteSessionCommand struct {
+	ID          string `json:"id,omitempty"`
+	Type        string `json:"type"`
+	SessionPath string `json:"sessionPath"`
+}
+
+// DeleteSessionData is delete_session's data: where the file went.
+type DeleteSessionData struct {
+	TrashPath string `json:"trashPath"`
+}
+
+// ExportHTMLCommand exports the current branch as HTML.
+type ExportHTMLCommand struct {
+	ID         string `json:"id,omitempty"`
+	Type       string `json:"type"`
+	OutputPath string `json:"outputPath,omitempty"`
+}
+
+// PathData is export_html's data.
+type PathData struct {
+	Path string `json:"path"`
+}
+
+// SessionTreeEntry is an entry of get_session_tree (the draft's fields,
+// then PR #1762's fields where the entry type has them, in view "browse").
+type SessionTreeEntry struct {
+	ID                string          `json:"id"`
+	ParentID          *string         `json:"parentId"`
+	Type              string          `json:"type"`
+	Timestamp         string          `json:"timestamp"`
+	Label             string          `json:"label,omitempty"`
+	Preview           *string         `json:"preview,omitempty"`
+	Role              string          `json:"role,omitempty"`
+	RawRole           string          `json:"rawRole,omitempty"`
+	StopReason        string          `json:"stopReason,omitempty"`
+	ErrorMessage      string          `json:"errorMessage,omitempty"`
+	ToolName          string          `json:"toolName,omitempty"`
+	ToolArgs          json.RawMessage `json:"toolArgs,omitempty"`
+	FormattedToolCall *string         `json:"formattedToolCall,omitempty"`
+	TokensBefore      *int64          `json:"tokensBefore,omitempty"`
+	Provider          *string         `json:"provider,omitempty"`
+	ModelID           *string         `json:"modelId,omitempty"`
+	ThinkingLevel     *string         `json:"thinkingLevel,omitempty"`
+	Summary           *string         `json:"summary,omitempty"`
+	CustomType        *string         `json:"customType,omitempty"`
+}
+
+// SessionTreeNode is a node of get_session_tree; with flat:true the nodes
+// have no children member.
+type SessionTreeNode struct {
+	Entry    SessionTreeEntry   `json:"entry"`
+	Children []*SessionTreeNode `json:"children,omitempty"`
+}
+
+// SessionTreeData is get_session_tree's data.
+type SessionTreeData struct {
+	LeafID *string            `json:"leafId"`
+	Nodes  []*SessionTreeNode `json:"nodes"`
 }

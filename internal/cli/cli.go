@@ -55,8 +55,7 @@ func Main(argv []string, stdio IO) int {
 		return printSchema(stdio)
 	}
 	if len(a.Export) > 0 {
-		fmt.Fprintln(stdio.Stderr, "pisces: --export is not supported yet")
-		return 2
+		return exportSession(a.Export, stdio)
 	}
 	env, err := setup(a, stdio)
 	if err != nil {
@@ -535,4 +534,25 @@ func (env *environment) closeExtensions() {
 		env.extensions.Close()
 		env.extensions = nil
 	}
+}
+
+// exportSession is --export session.jsonl [out.html].
+func exportSession(args []string, stdio IO) int {
+	st, _, err := session.Open(args[0])
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "pisces: --export: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	out := strings.TrimSuffix(args[0], ".jsonl") + ".html"
+	if len(args) > 1 {
+		out = args[1]
+	}
+	path, err := core.ExportFile(st, out)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "pisces: --export: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdio.Stdout, path)
+	return 0
 }

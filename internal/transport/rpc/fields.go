@@ -13,6 +13,7 @@ const (
 	kBool   = "boolean"
 	kArray  = "array"
 	kObject = "object"
+	kNumber = "number"
 )
 
 type fieldSpec struct {
@@ -62,6 +63,16 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdSetEntryLabel:  {{name: "targetId", kind: kString, required: true}, {name: "label", kind: kString}},
 	rpc.CmdSetActiveTools: {{name: "toolNames", kind: kArray, required: true}},
 	rpc.CmdSetTodos:       {{name: "phases", kind: kArray, required: true}},
+	rpc.CmdGetTree:        {{name: "flat", kind: kBool}},
+	rpc.CmdGetSessionTree: {{name: "view", kind: kString}, {name: "flat", kind: kBool}},
+	rpc.CmdListSessions: {
+		{name: "scope", kind: kString, enum: []string{"cwd", "current", "all"}},
+		{name: "sessionDir", kind: kString}, {name: "query", kind: kString},
+		{name: "limit", kind: kNumber}, {name: "offset", kind: kNumber}, {name: "includeText", kind: kBool},
+	},
+	rpc.CmdRenameSession: {{name: "sessionPath", kind: kString, required: true}, {name: "name", kind: kString, required: true}},
+	rpc.CmdDeleteSession: {{name: "sessionPath", kind: kString, required: true}},
+	rpc.CmdExportHTML:    {{name: "outputPath", kind: kString}},
 }
 
 // checkFields validates obj against the command's field list.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/browse"
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/session"
@@ -76,14 +77,11 @@ func init() {
 	handlers[rpc.CmdReloadResources] = func(s *Server, _ []byte) (any, error) {
 		return rpc.CommandsData{Commands: s.sess.ReloadResources()}, nil
 	}
-	for _, c := range []string{
-		rpc.CmdGetSessionTree, rpc.CmdListSessions, rpc.CmdExportHTML,
-	} {
-		name := c
-		handlers[c] = func(*Server, []byte) (any, error) {
-			return nil, fmt.Errorf("%s is not available yet in this version of Pisces", name)
-		}
-	}
+	handlers[rpc.CmdGetSessionTree] = (*Server).sessionTree
+	handlers[rpc.CmdListSessions] = (*Server).listSessions
+	handlers[rpc.CmdRenameSession] = (*Server).renameSession
+	handlers[rpc.CmdDeleteSession] = (*Server).deleteSession
+	handlers[rpc.CmdExportHTML] = (*Server).exportHTML
 }
 
 // images converts the accepted image forms to content blocks.
@@ -507,20 +505,74 @@ func leafOf(st *session.Session) *string {
 	return nil
 }
 
-func (s *Server) tree([]byte) (any, error) {
-	st := s.sess.Store()
-	var conv func(ns []*session.TreeNode) []*rpc.TreeNode
-	conv = func(ns []*session.TreeNode) []*rpc.TreeNode {
-		out := make([]*rpc.TreeNode, 0, len(ns))
-		for _, n := range ns {
-			out = append(out, &rpc.TreeNode{
-				Entry: json.RawMessage(n.Entry.Raw), Children: conv(n.Children),
-				Label: n.Label, LabelTimestamp: n.LabelTimestamp,
-			})
-		}
-		return out
+// tree answers get_tree with pi's raw form, written iteratively: a deep
+// linear session (100,000 entries) must not overflow anything.
+func (s *Server) tree(line []byte) (any, error) {
+	var c rpc.GetTreeCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
 	}
-	return rpc.TreeData{Tree: conv(st.Tree()), LeafID: leafOf(st)}, nil
+	b, err := browse.RawTree(s.sess.Store(), c.Flat).MarshalJSON()
+	return json.RawMessage(b), err
+}
+
+func (s *Server) sessionTree(line []byte) (any, error) {
+	var c rpc.GetSessionTreeCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if c.View != browse.ViewDefault && c.View != browse.ViewBrowse {
+		return nil, fmt.Errorf(`Invalid field "view": expected "" or "browse", got %q`, c.View)
+	}
+	b, err := browse.SessionTree(s.sess.Store(), browse.TreeOptions{View: c.View, Flat: c.Flat}).MarshalJSON()
+	return json.RawMessage(b), err
+}
+
+func (s *Server) listSessions(line []byte) (any, error) {
+	var c rpc.ListSessionsCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	infos, err := s.sess.ListSessions(c.Scope, c.SessionDir)
+	if err != nil {
+		return nil, err
+	}
+	return browse.ListSessions(infos, browse.ListQuery{
+		Scope: c.Scope, SessionDir: c.SessionDir, Query: c.Query,
+		Limit: c.Limit, Offset: c.Offset, IncludeText: c.IncludeText,
+	}), nil
+}
+
+func (s *Server) renameSession(line []byte) (any, error) {
+	var c rpc.RenameSessionCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	return nil, s.sess.RenameSession(c.SessionPath, c.Name)
+}
+
+func (s *Server) deleteSession(line []byte) (any, error) {
+	var c rpc.DeleteSessionCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	dst, err := s.sess.DeleteSession(c.SessionPath)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.DeleteSessionData{TrashPath: dst}, nil
+}
+
+func (s *Server) exportHTML(line []byte) (any, error) {
+	var c rpc.ExportHTMLCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	p, err := s.sess.ExportHTML(c.OutputPath)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.PathData{Path: p}, nil
 }
 
 func (s *Server) lastAssistantText([]byte) (any, error) {

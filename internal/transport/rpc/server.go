@@ -225,6 +225,10 @@ var slowCommands = map[string]bool{
 	rpc.CmdCompact:        true,
 	rpc.CmdNavigateTree:   true,
 	rpc.CmdAbortBash:      true,
+	rpc.CmdGetTree:        true,
+	rpc.CmdGetSessionTree: true,
+	rpc.CmdListSessions:   true,
+	rpc.CmdExportHTML:     true,
 }
 
 // run calls a handler, turning errors and panics into error responses.
@@ -243,7 +247,9 @@ func (s *Server) run(h handler, t, id string, line []byte) (resp *rpc.Response) 
 		return &rpc.Response{ID: id, Command: t, Error: err.Error()}
 	}
 	r := &rpc.Response{ID: id, Command: t, Success: true}
-	if data != nil {
+	if raw, ok := data.(json.RawMessage); ok {
+		r.Data = raw // already encoded (large answers are written once)
+	} else if data != nil {
 		b, err := rpc.Marshal(data)
 		if err != nil {
 			return &rpc.Response{ID: id, Command: t, Error: "cannot encode the response: " + err.Error()}
