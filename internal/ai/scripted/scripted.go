@@ -33,6 +33,10 @@ type Script struct {
 	DelayMs int `json:"delayMs,omitempty"`
 	// Model overrides fields of the model the provider reports.
 	Model *ai.Model `json:"model,omitempty"`
+	// RequestLog, when set, names a file to which every request is
+	// appended as one JSON line (model, tool names, message count, last
+	// user text): tests assert what the agent sent.
+	RequestLog string `json:"requestLog,omitempty"`
 }
 
 // Turn is one model response.
@@ -49,6 +53,12 @@ type Turn struct {
 	// Hang makes the turn stream its content and then wait until the request
 	// is cancelled (to test abort during streaming).
 	Hang bool `json:"hang,omitempty"`
+	// Match, when set, reserves the turn for a request whose system prompt
+	// or last user message contains this text: concurrent conversations
+	// (task subagents) each get their own turns. Requests take the first
+	// unused turn that matches them, or else the first unused turn without
+	// a match.
+	Match string `json:"match,omitempty"`
 }
 
 // Block is one content block of a scripted turn.
@@ -74,7 +84,7 @@ type TurnError struct {
 type Provider struct {
 	mu     sync.Mutex
 	script Script
-	next   int
+	used   []bool
 	calls  int
 }
 
@@ -111,7 +121,7 @@ func Parse(b []byte, name string) (*Provider, error) {
 			}
 		}
 	}
-	return &Provider{script: s}, nil
+	return &Provider{script: s, used: make([]bool, len(s.Turns))}, nil
 }
 
 // Model returns the model the provider answers as.
@@ -144,7 +154,62 @@ func (p *Provider) Model() *ai.Model {
 func (p *Provider) Remaining() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.script.Turns) - p.next
+	n := 0
+	for _, u := range p.used {
+		if !u {
+			n++
+		}
+	}
+	return n
+}
+
+// take reserves the turn for a request (see Turn.Match); -1 when none is
+// left.
+func (p *Provider) take(req *ai.Request) int {
+	text := req.SystemPrompt + "\n" + lastUserText(req.Messages)
+	for i, t := range p.script.Turns {
+		if !p.used[i] && t.Match != "" && strings.Contains(text, t.Match) {
+			p.used[i] = true
+			return i
+		}
+	}
+	for i, t := range p.script.Turns {
+		if !p.used[i] && t.Match == "" {
+			p.used[i] = true
+			return i
+		}
+	}
+	return -1
+}
+
+func lastUserText(msgs []ai.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if u, ok := msgs[i].(*ai.UserMessage); ok {
+			return u.Content.PlainText()
+		}
+	}
+	return ""
+}
+
+// logRequest appends the request's summary to the request log.
+func (p *Provider) logRequest(req *ai.Request, turn int) {
+	if p.script.RequestLog == "" {
+		return
+	}
+	names := make([]string, 0, len(req.Tools))
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	line, _ := json.Marshal(map[string]any{
+		"turn": turn + 1, "model": req.Model.ID, "thinkingLevel": req.ThinkingLevel,
+		"tools": names, "messages": len(req.Messages), "lastUser": lastUserText(req.Messages),
+	})
+	f, err := os.OpenFile(p.script.RequestLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	f.Write(append(line, '\n'))
+	f.Close()
 }
 
 // Stream replays the next turn.
@@ -156,17 +221,17 @@ func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.Ass
 	}
 	p.mu.Lock()
 	p.calls++
-	n := p.next
+	call := p.calls
+	n := p.take(req)
 	var turn Turn
-	ok := n < len(p.script.Turns)
-	if ok {
+	if n >= 0 {
 		turn = p.script.Turns[n]
-		p.next++
 	}
+	p.logRequest(req, n)
 	p.mu.Unlock()
 	b.Start()
-	if !ok {
-		return b.Fail(ctx, fmt.Errorf("scripted provider: the script has no turn %d (it has %d)", n+1, len(p.script.Turns)))
+	if n < 0 {
+		return b.Fail(ctx, fmt.Errorf("scripted provider: no turn left for request %d (the script has %d turns)", call, len(p.script.Turns)))
 	}
 	if turn.Error != nil {
 		return b.Fail(ctx, &ai.ProviderError{

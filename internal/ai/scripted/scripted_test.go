@@ -54,7 +54,7 @@ func TestTurnsReplayInOrder(t *testing.T) {
 		t.Fatalf("error turn %+v", m)
 	}
 	_, m = stream(t, p, context.Background())
-	if m.StopReason != ai.StopError || !strings.Contains(m.ErrorMessage, "has no turn 4 (it has 3)") {
+	if m.StopReason != ai.StopError || !strings.Contains(m.ErrorMessage, "no turn left for request 4 (the script has 3 turns)") {
 		t.Fatalf("exhausted %+v", m)
 	}
 }
