@@ -330,7 +330,8 @@ func resolveEntryRefs(t *testing.T, line, sessDir string) string {
 }
 
 var (
-	reMs        = regexp.MustCompile(`"(timestamp|durationMs)":\d+`)
+	reMs        = regexp.MustCompile(`"(timestamp|durationMs|startedAt|endedAt|totalDurationMs)":\d+`)
+	reSeconds   = regexp.MustCompile(`completed in \d+\.\d+s`)
 	reISO       = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}[.-]\d{3}Z`)
 	reDate      = regexp.MustCompile(`\d{4}-\d{2}-\d{2}`)
 	reUUID      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
@@ -345,6 +346,7 @@ func normalise(s, dir string) string {
 		s = strings.ReplaceAll(s, wd, "$CWD")
 	}
 	s = reMs.ReplaceAllString(s, `"$1":0`)
+	s = reSeconds.ReplaceAllString(s, "completed in 0.0s")
 	s = reISO.ReplaceAllString(s, "<ts>")
 	s = reDate.ReplaceAllString(s, "<date>")
 	s = reUUID.ReplaceAllString(s, "<uuid>")
