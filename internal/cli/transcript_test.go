@@ -330,7 +330,7 @@ func resolveEntryRefs(t *testing.T, line, sessDir string) string {
 }
 
 var (
-	reMs        = regexp.MustCompile(`"(timestamp|durationMs|startedAt|endedAt|totalDurationMs)":\d+`)
+	reMs        = regexp.MustCompile(`"(timestamp|durationMs|startedAt|endedAt|totalDurationMs|wallTimeMs)":\d+`)
 	reSeconds   = regexp.MustCompile(`completed in \d+\.\d+s`)
 	reISO       = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}[.-]\d{3}Z`)
 	reDate      = regexp.MustCompile(`\d{4}-\d{2}-\d{2}`)
