@@ -79,6 +79,7 @@ func Commands() []CommandInfo {
 		{Name: CmdGetContextUsage, Doc: "How full the context window is ({} when not known yet).", Command: SimpleCommand{}, Data: ContextUsageData{}},
 		{Name: CmdGetTools, Doc: "Every tool and the names of the active ones.", Command: SimpleCommand{}, Data: ToolsData{}},
 		{Name: CmdSetActiveTools, Doc: "Activate exactly the named tools.", Command: SetActiveToolsCommand{}, Data: ActiveToolsData{}},
+		{Name: CmdSetHostTools, Doc: "Declare tools the client executes (host_tool_call / host_tool_result).", Command: SetHostToolsCommand{}, Data: HostToolsData{}},
 		{Name: CmdRenameSession, Doc: "Name any session.", Command: RenameSessionCommand{}},
 		{Name: CmdDeleteSession, Doc: "Move a session file to <agentDir>/trash/ (not the active one).", Command: DeleteSessionCommand{}, Data: DeleteSessionData{}},
 		{Name: CmdSetTodos, Doc: "Replace the todo plan's phases.", Command: SetTodosCommand{}, Data: TodosData{}},

@@ -64,6 +64,7 @@ const (
 	CmdReloadResources    = "reload_resources"
 	CmdSetTodos           = "set_todos"
 	CmdRenameSession      = "rename_session"
+	CmdSetHostTools       = "set_host_tools"
 	CmdDeleteSession      = "delete_session"
 	// The extension UI reply (not a command; routed to the pending request).
 	TypeExtensionUIResponse = "extension_ui_response"
@@ -604,4 +605,25 @@ type SessionTreeNode struct {
 type SessionTreeData struct {
 	LeafID *string            `json:"leafId"`
 	Nodes  []*SessionTreeNode `json:"nodes"`
+}
+
+// HostToolDef declares a tool the client executes.
+type HostToolDef struct {
+	Name        string          `json:"name"`
+	Label       string          `json:"label,omitempty"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Hidden      bool            `json:"hidden,omitempty"`
+}
+
+// SetHostToolsCommand replaces the host tools.
+type SetHostToolsCommand struct {
+	ID    string        `json:"id,omitempty"`
+	Type  string        `json:"type"`
+	Tools []HostToolDef `json:"tools"`
+}
+
+// HostToolsData is set_host_tools' data.
+type HostToolsData struct {
+	ToolNames []string `json:"toolNames"`
 }

@@ -195,7 +195,10 @@ func runTranscript(t *testing.T, file string) {
 		}
 		line = strings.ReplaceAll(line, "$TMP", dir)
 		if strings.Contains(line, "$UI") {
-			line = strings.ReplaceAll(line, "$UI", lastUIRequestID(out))
+			line = strings.ReplaceAll(line, "$UI", lastRequestID(out, "extension_ui_request"))
+		}
+		if strings.Contains(line, "$HOST") {
+			line = strings.ReplaceAll(line, "$HOST", lastRequestID(out, "host_tool_call"))
 		}
 		if strings.Contains(line, "$ENTRY") {
 			line = resolveEntryRefs(t, line, sessDir)
@@ -259,14 +262,14 @@ func idOf(line string) string {
 	if json.Unmarshal([]byte(line), &v) != nil {
 		return ""
 	}
-	if s, ok := v.ID.(string); ok && v.Type != "extension_ui_response" {
+	if s, ok := v.ID.(string); ok && v.Type != "extension_ui_response" && !strings.HasPrefix(v.Type, "host_tool_") {
 		return s
 	}
 	return ""
 }
 
-// lastUIRequestID is the id of the latest extension_ui_request written.
-func lastUIRequestID(o *outBuf) string {
+// lastRequestID is the id of the latest line of type typ written.
+func lastRequestID(o *outBuf, typ string) string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for i := len(o.lines) - 1; i >= 0; i-- {
@@ -274,7 +277,7 @@ func lastUIRequestID(o *outBuf) string {
 			Type string `json:"type"`
 			ID   string `json:"id"`
 		}
-		if json.Unmarshal([]byte(o.lines[i]), &v) == nil && v.Type == "extension_ui_request" {
+		if json.Unmarshal([]byte(o.lines[i]), &v) == nil && v.Type == typ {
 			return v.ID
 		}
 	}
@@ -337,7 +340,7 @@ var (
 	reUUID      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	reEntryID   = regexp.MustCompile(`"(id|parentId|leafId|targetId|entryId|firstKeptEntryId|fromId)":"[0-9a-f]{8}"`)
 	reTmpSuffix = regexp.MustCompile(`pisces-bash-[0-9a-f]+\.log`)
-	reUIID      = regexp.MustCompile(`"type":"extension_ui_request","id":"[0-9a-f]{16}"`)
+	reUIID      = regexp.MustCompile(`"type":"(extension_ui_request|host_tool_call|host_tool_cancel)","id":"[0-9a-f]{16}"`)
 )
 
 func normalise(s, dir string) string {
@@ -363,7 +366,7 @@ func normalise(s, dir string) string {
 		return fmt.Sprintf("%q:%q", sub[1], n)
 	})
 	s = reTmpSuffix.ReplaceAllString(s, "pisces-bash-X.log")
-	s = reUIID.ReplaceAllString(s, `"type":"extension_ui_request","id":"<ui>"`)
+	s = reUIID.ReplaceAllString(s, `"type":"$1","id":"<id>"`)
 	return s
 }
 

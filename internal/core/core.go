@@ -105,6 +105,7 @@ type Session struct {
 	trusted        bool
 	resources      *resources.Set
 	taskTool       *task.Tool
+	hostTools      []tools.Tool
 	todos          *task.TodoList
 	budget         *task.Controller
 	tools          []tools.Tool

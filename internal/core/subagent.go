@@ -65,7 +65,7 @@ func (s *Session) withTaskTools(ts []tools.Tool) []tools.Tool {
 	if s.todos != nil && !s.opts.isSubagent {
 		out = append(out, s.todos.Tool())
 	}
-	return out
+	return append(out, s.hostTools...)
 }
 
 // SubagentStats is the subagents member of get_session_stats.

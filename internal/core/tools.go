@@ -54,3 +54,41 @@ func toolNames(ts []tools.Tool) []string {
 	}
 	return out
 }
+
+// SetHostTools replaces the tools the client executes (set_host_tools):
+// they join the tool set, active, from the next prompt. A name that a
+// built-in or extension tool already has is refused.
+func (s *Session) SetHostTools(host []tools.Tool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := map[string]bool{}
+	for _, t := range s.hostTools {
+		old[t.Name()] = true
+	}
+	var base []tools.Tool
+	for _, t := range s.tools {
+		if !old[t.Name()] {
+			base = append(base, t)
+		}
+	}
+	for _, h := range host {
+		for _, t := range base {
+			if t.Name() == h.Name() {
+				return fmt.Errorf("Host tool %q clashes with a tool Pisces already has", h.Name())
+			}
+		}
+	}
+	var active []string
+	for _, n := range s.active {
+		if !old[n] {
+			active = append(active, n)
+		}
+	}
+	for _, h := range host {
+		active = append(active, h.Name())
+	}
+	s.hostTools = host
+	s.tools = append(base, host...)
+	s.active = active
+	return nil
+}

@@ -63,6 +63,7 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdSetEntryLabel:  {{name: "targetId", kind: kString, required: true}, {name: "label", kind: kString}},
 	rpc.CmdSetActiveTools: {{name: "toolNames", kind: kArray, required: true}},
 	rpc.CmdSetTodos:       {{name: "phases", kind: kArray, required: true}},
+	rpc.CmdSetHostTools:   {{name: "tools", kind: kArray, required: true}},
 	rpc.CmdGetTree:        {{name: "flat", kind: kBool}},
 	rpc.CmdGetSessionTree: {{name: "view", kind: kString}, {name: "flat", kind: kBool}},
 	rpc.CmdListSessions: {

@@ -71,6 +71,7 @@ func init() {
 	handlers[rpc.CmdGetTools] = (*Server).getTools
 	handlers[rpc.CmdSetActiveTools] = (*Server).setActiveTools
 	handlers[rpc.CmdSetTodos] = (*Server).setTodos
+	handlers[rpc.CmdSetHostTools] = (*Server).setHostTools
 	handlers[rpc.CmdGetCommands] = func(s *Server, _ []byte) (any, error) {
 		return rpc.CommandsData{Commands: s.sess.Commands()}, nil
 	}

@@ -36,6 +36,7 @@ type Server struct {
 	opts Options
 	w    *writer
 	ui   *uiBridge
+	host *hostBridge
 	wg   sync.WaitGroup
 }
 
@@ -45,7 +46,7 @@ func New(sess *core.Session, out io.Writer, opts Options) *Server {
 		opts.Stderr = io.Discard
 	}
 	w := newWriter(out, opts.DeltaInterval, opts.Stderr)
-	return &Server{sess: sess, opts: opts, w: w, ui: newUIBridge(w)}
+	return &Server{sess: sess, opts: opts, w: w, ui: newUIBridge(w), host: newHostBridge(w)}
 }
 
 // UI returns the extension UI of this connection (dialogs are answered by
@@ -175,6 +176,10 @@ func (s *Server) handleLine(line []byte) {
 		return
 	case !isString:
 		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: fmt.Sprintf(`Invalid field "type": expected a string, got %s`, jsonKind(typ))})
+		return
+	}
+	if t == "host_tool_update" || t == "host_tool_result" {
+		s.host.deliver(t, line)
 		return
 	}
 	if t == rpc.TypeExtensionUIResponse {

@@ -1,0 +1,177 @@
+package rpcmode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/tools"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// Host tools are tools the client executes (the pisces reference's
+// set_host_tools): when the model calls one, Pisces writes host_tool_call
+// and waits for host_tool_result (with optional host_tool_update progress);
+// an abort writes host_tool_cancel.
+
+type hostToolDef struct {
+	Name        string          `json:"name"`
+	Label       string          `json:"label,omitempty"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Hidden      bool            `json:"hidden,omitempty"`
+}
+
+type hostReply struct {
+	update  *tools.Result
+	result  *tools.Result
+	isError bool
+}
+
+type hostBridge struct {
+	w       *writer
+	mu      sync.Mutex
+	pending map[string]chan hostReply
+}
+
+func newHostBridge(w *writer) *hostBridge {
+	return &hostBridge{w: w, pending: map[string]chan hostReply{}}
+}
+
+type hostTool struct {
+	def    hostToolDef
+	bridge *hostBridge
+}
+
+func (t *hostTool) Name() string { return t.def.Name }
+func (t *hostTool) Description() string {
+	return t.def.Description
+}
+func (t *hostTool) Parameters() json.RawMessage {
+	if len(t.def.Parameters) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return t.def.Parameters
+}
+
+// Execute asks the client to run the tool and waits for its result.
+func (t *hostTool) Execute(ctx context.Context, call tools.Call) (tools.Result, error) {
+	id := newUIID()
+	ch := make(chan hostReply, 16)
+	b := t.bridge
+	b.mu.Lock()
+	b.pending[id] = ch
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.pending, id)
+		b.mu.Unlock()
+	}()
+	args := call.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	b.w.raw(jsonx.MustMarshal(struct {
+		Type       string          `json:"type"`
+		ID         string          `json:"id"`
+		ToolCallID string          `json:"toolCallId"`
+		ToolName   string          `json:"toolName"`
+		Arguments  json.RawMessage `json:"arguments"`
+	}{"host_tool_call", id, call.ID, t.def.Name, args}))
+	for {
+		select {
+		case r := <-ch:
+			if r.update != nil {
+				if call.OnUpdate != nil {
+					call.OnUpdate(*r.update)
+				}
+				continue
+			}
+			res := *r.result
+			res.IsError = res.IsError || r.isError
+			return res, nil
+		case <-ctx.Done():
+			b.w.raw(jsonx.MustMarshal(struct {
+				Type     string `json:"type"`
+				ID       string `json:"id"`
+				TargetID string `json:"targetId"`
+			}{"host_tool_cancel", newUIID(), id}))
+			return tools.ErrorResult("Tool execution aborted"), nil
+		}
+	}
+}
+
+// deliver routes host_tool_update / host_tool_result lines. Unknown ids
+// are ignored (a reply after an abort).
+func (b *hostBridge) deliver(typ string, line []byte) {
+	var m struct {
+		ID            string          `json:"id"`
+		PartialResult json.RawMessage `json:"partialResult"`
+		Result        json.RawMessage `json:"result"`
+		IsError       bool            `json:"isError"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	b.mu.Lock()
+	ch := b.pending[m.ID]
+	b.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	if typ == "host_tool_update" {
+		r := toResult(m.PartialResult)
+		select {
+		case ch <- hostReply{update: &r}:
+		default: // a slow tool drops progress, never the result
+		}
+		return
+	}
+	r := toResult(m.Result)
+	ch <- hostReply{result: &r, isError: m.IsError}
+}
+
+// toResult reads a result given as {content, details?} or as plain text.
+func toResult(raw json.RawMessage) tools.Result {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return tools.TextResult(s)
+	}
+	var v struct {
+		Content []ai.Content    `json:"content"`
+		Details json.RawMessage `json:"details"`
+		IsError bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil || v.Content == nil {
+		if len(raw) == 0 {
+			return tools.TextResult("")
+		}
+		return tools.TextResult(string(raw))
+	}
+	return tools.Result{Content: v.Content, Details: v.Details, IsError: v.IsError}
+}
+
+func (s *Server) setHostTools(line []byte) (any, error) {
+	var c struct {
+		Tools []hostToolDef `json:"tools"`
+	}
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	var ts []tools.Tool
+	names := []string{}
+	for i, d := range c.Tools {
+		if d.Name == "" {
+			return nil, fmt.Errorf(`Missing field "tools[%d].name": expected a string`, i)
+		}
+		ts = append(ts, &hostTool{def: d, bridge: s.host})
+		names = append(names, d.Name)
+	}
+	if err := s.sess.SetHostTools(ts); err != nil {
+		return nil, err
+	}
+	return rpc.HostToolsData{ToolNames: names}, nil
+}
