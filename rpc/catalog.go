@@ -132,6 +132,7 @@ func Events() []EventInfo {
 		{Name: EventThinkingLevelChanged, Doc: "The thinking level changed.", Event: &ThinkingLevelChangedEvent{}},
 		{Name: EventExtensionError, Doc: "An extension failed.", Event: &ExtensionErrorEvent{}},
 		{Name: EventHookError, Doc: "extension_error on the legacy wire.", Event: &HookErrorEvent{}, Legacy: true},
+		{Name: EventTTSRTriggered, Doc: "Stream rules fired: the stream was interrupted and the rules were added as a hidden message.", Event: &TTSRTriggeredEvent{}},
 	}
 }
 

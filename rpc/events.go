@@ -76,6 +76,7 @@ const (
 	EventThinkingLevelChanged = "thinking_level_changed"
 	EventExtensionError       = "extension_error"
 	EventHookError            = "hook_error"
+	EventTTSRTriggered        = "ttsr_triggered"
 )
 
 // ReadyEvent is the first line of RPC mode.
@@ -305,6 +306,15 @@ type ExtensionErrorEvent struct {
 	Error         string `json:"error"`
 }
 
+// TTSRTriggeredEvent reports stream rules that fired: the stream was
+// interrupted and the rules' content was added as a hidden message. Rules
+// are the rule objects as the pisces implementation sends them.
+type TTSRTriggeredEvent struct {
+	Type  string          `json:"type"`
+	Rules json.RawMessage `json:"rules"`
+}
+
+func (*TTSRTriggeredEvent) EventType() string        { return EventTTSRTriggered }
 func (*ReadyEvent) EventType() string                { return EventReady }
 func (*AgentStartEvent) EventType() string           { return EventAgentStart }
 func (*AgentEndEvent) EventType() string             { return EventAgentEnd }

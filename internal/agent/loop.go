@@ -48,6 +48,15 @@ type Config struct {
 	Emit func(rpc.Event)
 	// LegacySnapshots fills MessageUpdateEvent.Partial (older wire).
 	LegacySnapshots bool
+	// Watch, when set, sees every streamed block event; returning true
+	// interrupts the stream (a rule fired). Interrupted then gives the
+	// messages to deliver before the model is asked again (the turn goes
+	// on; it is not an abort).
+	// With discard set, the interrupted answer leaves the model's context.
+	Watch       func(ev ai.AssistantEvent) bool
+	Interrupted func(partial *ai.AssistantMessage) (next []ai.Message, discard bool)
+	// TurnStarted is called before each model call.
+	TurnStarted func()
 }
 
 // Result is what a run produced.
@@ -122,7 +131,15 @@ func (r *runner) loop() {
 			}
 			pending = nil
 
-			msg := r.stream()
+			msg, injected := r.stream()
+			if injected != nil {
+				// A stream rule interrupted the answer: the turn ends here
+				// and a new one starts with the rule's message.
+				r.emit(&rpc.TurnEndEvent{Message: msg})
+				pending = injected
+				more = false
+				continue
+			}
 			if msg.StopReason == ai.StopError || msg.StopReason == ai.StopAborted {
 				r.emit(&rpc.TurnEndEvent{Message: msg})
 				return
@@ -152,7 +169,9 @@ func (r *runner) loop() {
 }
 
 // stream asks the provider for one assistant message and emits its events.
-func (r *runner) stream() *ai.AssistantMessage {
+// When a watcher interrupts it, the messages to deliver next come back too
+// (non-nil, possibly empty).
+func (r *runner) stream() (*ai.AssistantMessage, []ai.Message) {
 	llm := r.context
 	if r.cfg.ConvertToLLM != nil {
 		llm = r.cfg.ConvertToLLM(r.context)
@@ -169,6 +188,12 @@ func (r *runner) stream() *ai.AssistantMessage {
 		ThinkingLevel: r.cfg.ThinkingLevel,
 		APIKey:        r.cfg.APIKey,
 	}
+	if r.cfg.TurnStarted != nil {
+		r.cfg.TurnStarted()
+	}
+	sctx, scancel := context.WithCancel(r.ctx)
+	defer scancel()
+	interrupted := false
 	started := false
 	final := func() (m *ai.AssistantMessage) {
 		defer func() {
@@ -177,7 +202,7 @@ func (r *runner) stream() *ai.AssistantMessage {
 				fmt.Fprintf(debugOut, "pisces: provider panic: %v\n%s", p, debug.Stack())
 			}
 		}()
-		return r.cfg.Provider.Stream(r.ctx, req, func(ev ai.AssistantEvent) {
+		return r.cfg.Provider.Stream(sctx, req, func(ev ai.AssistantEvent) {
 			switch ev.Type {
 			case ai.EvStart:
 				started = true
@@ -195,6 +220,10 @@ func (r *runner) stream() *ai.AssistantMessage {
 				}
 				up.AssistantMessageEvent.Snapshot = nil
 				r.emit(up)
+				if !interrupted && r.cfg.Watch != nil && r.cfg.Watch(ev) {
+					interrupted = true
+					scancel()
+				}
 			}
 		})
 	}()
@@ -208,11 +237,31 @@ func (r *runner) stream() *ai.AssistantMessage {
 	if !started {
 		r.emit(&rpc.MessageStartEvent{Message: final})
 	}
+	if interrupted && r.ctx.Err() == nil {
+		final.StopReason = ai.StopAborted
+		if final.ErrorMessage == "" || final.ErrorMessage == "Request was aborted" {
+			final.ErrorMessage = "Interrupted by a stream rule"
+		}
+	}
 	r.emit(&rpc.MessageEndEvent{Message: final})
 	r.context = append(r.context, final)
 	r.produced = append(r.produced, final)
 	r.last = final
-	return final
+	if interrupted && r.ctx.Err() == nil {
+		var next []ai.Message
+		if r.cfg.Interrupted != nil {
+			var discard bool
+			next, discard = r.cfg.Interrupted(final)
+			if discard {
+				r.context = r.context[:len(r.context)-1]
+			}
+		}
+		if next == nil {
+			next = []ai.Message{}
+		}
+		return final, next
+	}
+	return final, nil
 }
 
 // executeTools runs the calls in order. In immediate interrupt mode a

@@ -464,6 +464,18 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message) agent.Resul
 		Emit:            s.onAgentEvent,
 		LegacySnapshots: legacy,
 	}
+	if tt := s.newTTSR(); tt != nil {
+		names := map[int]string{}
+		cfg.TurnStarted = func() {
+			tt.mu.Lock()
+			tt.matcher.NextTurn()
+			tt.matcher.BeginStream()
+			tt.mu.Unlock()
+			clear(names)
+		}
+		cfg.Watch = func(ev ai.AssistantEvent) bool { return tt.watch(ev, names) }
+		cfg.Interrupted = func(p *ai.AssistantMessage) ([]ai.Message, bool) { return s.ttsrInterrupted(tt, p) }
+	}
 	return agent.Run(ctx, cfg, history, prompts)
 }
 
