@@ -120,7 +120,7 @@ func runTranscript(t *testing.T, file string) {
 	sessDir := filepath.Join(dir, "sessions")
 	os.MkdirAll(agentDir, 0o755)
 	script := filepath.Join(dir, "script.json")
-	if err := os.WriteFile(script, []byte(sections["script.json"]), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(strings.ReplaceAll(sections["script.json"], "$TMP", dir)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if s, ok := sections["settings.json"]; ok {
@@ -130,7 +130,11 @@ func runTranscript(t *testing.T, file string) {
 		if strings.HasPrefix(name, "files/") {
 			p := filepath.Join(dir, strings.TrimPrefix(name, "files/"))
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			os.WriteFile(p, []byte(strings.ReplaceAll(data, "$TMP", dir)), 0o644)
+			mode := os.FileMode(0o644)
+			if strings.Contains(name, "/extensions/") {
+				mode = 0o755
+			}
+			os.WriteFile(p, []byte(strings.ReplaceAll(data, "$TMP", dir)), mode)
 		}
 	}
 	if c, ok := sections["cwd"]; ok {
