@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/pisces-agent/pisces/internal/prompt"
 	"github.com/pisces-agent/pisces/internal/resources"
+	"github.com/pisces-agent/pisces/internal/task"
 )
 
 // loadResources reads prompt templates, skills and rules for the current
@@ -14,6 +15,16 @@ func (s *Session) loadResources() {
 	set := resources.Load(opts)
 	for _, d := range set.Diagnostics {
 		s.logf("%s", d.String())
+	}
+	// The task tool's bundled templates (implement, implement-with-critic,
+	// architect-plan) come last: a user's template of the same name wins.
+	for _, t := range task.BundledPromptTemplates() {
+		if set.Templates.Find(t.Name) == nil {
+			set.Templates = append(set.Templates, &resources.Template{
+				Name: t.Name, Description: t.Description, Content: t.Content,
+				Path: "builtin:" + t.Name, Scope: resources.ScopeTemporary,
+			})
+		}
 	}
 	s.mu.Lock()
 	s.resources = set
