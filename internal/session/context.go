@@ -32,7 +32,7 @@ func (s *Session) BuildContext() Context {
 func (s *Session) ContextAt(id string) Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.byID[id]
+	e := s.lookup(id)
 	if e == nil && len(s.entries) > 0 {
 		e = s.entries[len(s.entries)-1]
 	}

@@ -179,28 +179,39 @@ func newHeader(id, ts, cwd, parent string) Header {
 // parseEntry fills an entry from a valid JSON object line. The message of a
 // message entry is not decoded here (see decodeEntryMessage).
 func parseEntry(e *Entry, line []byte, ms []member) {
+	parseEntryInto(e, line, ms, nil)
+}
+
+// parseEntryInto is parseEntry storing a parentId in *parent (when not
+// nil) instead of a new string, so that a load allocates them in bulk.
+func parseEntryInto(e *Entry, line []byte, ms []member, parent *string) {
 	e.Raw = line
-	for _, m := range ms {
-		if m.key == "type" {
-			e.Type, _ = str(m.val)
+	for i := range ms {
+		if ms[i].key == "type" {
+			e.Type, _ = ms[i].string()
 			break
 		}
 	}
-	for _, m := range ms {
+	for i := range ms {
+		m := &ms[i]
 		v := m.val
 		known := true
 		switch m.key {
 		case "type":
 		case "id":
-			e.ID, _ = str(v)
+			e.ID, _ = m.string()
 		case "parentId":
-			if s, ok := str(v); ok {
-				e.ParentID = &s
+			if s, ok := m.string(); ok {
+				if parent == nil {
+					parent = new(string)
+				}
+				*parent = s
+				e.ParentID = parent
 			}
 		case "timestamp":
-			e.Timestamp, _ = str(v)
+			e.Timestamp, _ = m.string()
 		default:
-			known = parseTypedField(e, m.key, v)
+			known = parseTypedField(e, m)
 		}
 		if !known {
 			e.Extra = append(e.Extra, jsonx.Field{Key: m.key, Value: json.RawMessage(v)})
@@ -208,16 +219,17 @@ func parseEntry(e *Entry, line []byte, ms []member) {
 	}
 }
 
-func parseTypedField(e *Entry, key string, v []byte) bool {
+func parseTypedField(e *Entry, m *member) bool {
+	key, v := m.key, m.val
 	switch e.Type {
 	case TypeMessage:
 		return key == "message" // decoded later
 	case TypeModelChange:
 		switch key {
 		case "provider":
-			e.Provider, _ = str(v)
+			e.Provider, _ = m.string()
 		case "modelId":
-			e.ModelID, _ = str(v)
+			e.ModelID, _ = m.string()
 		default:
 			return false
 		}
@@ -225,11 +237,11 @@ func parseTypedField(e *Entry, key string, v []byte) bool {
 		if key != "thinkingLevel" {
 			return false
 		}
-		e.ThinkingLevel, _ = str(v)
+		e.ThinkingLevel, _ = m.string()
 	case TypeCompaction, TypeBranchSummary:
 		switch key {
 		case "summary":
-			e.Summary, _ = str(v)
+			e.Summary, _ = m.string()
 		case "details":
 			e.Details = json.RawMessage(v)
 		case "usage":
@@ -245,7 +257,7 @@ func parseTypedField(e *Entry, key string, v []byte) bool {
 			if e.Type == TypeCompaction {
 				switch key {
 				case "firstKeptEntryId":
-					e.FirstKeptEntryID, _ = str(v)
+					e.FirstKeptEntryID, _ = m.string()
 				case "tokensBefore":
 					e.TokensBefore, _ = numInt(v)
 				case "systemMessage":
@@ -260,14 +272,14 @@ func parseTypedField(e *Entry, key string, v []byte) bool {
 				if key != "fromId" {
 					return false
 				}
-				e.FromID, _ = str(v)
+				e.FromID, _ = m.string()
 				e.fromIDNull = isNull(v)
 			}
 		}
 	case TypeCustom:
 		switch key {
 		case "customType":
-			e.CustomType, _ = str(v)
+			e.CustomType, _ = m.string()
 		case "data":
 			e.Data = json.RawMessage(v)
 		default:
@@ -276,7 +288,7 @@ func parseTypedField(e *Entry, key string, v []byte) bool {
 	case TypeCustomMessage:
 		switch key {
 		case "customType":
-			e.CustomType, _ = str(v)
+			e.CustomType, _ = m.string()
 		case "content":
 			_ = json.Unmarshal(v, &e.Content)
 		case "display":
@@ -289,9 +301,9 @@ func parseTypedField(e *Entry, key string, v []byte) bool {
 	case TypeLabel:
 		switch key {
 		case "targetId":
-			e.TargetID, _ = str(v)
+			e.TargetID, _ = m.string()
 		case "label":
-			if s, ok := str(v); ok {
+			if s, ok := m.string(); ok {
 				e.Label = &s
 			}
 		default:
@@ -301,29 +313,29 @@ func parseTypedField(e *Entry, key string, v []byte) bool {
 		if key != "name" {
 			return false
 		}
-		e.Name, _ = str(v)
+		e.Name, _ = m.string()
 	case TypeUsage:
 		switch key {
 		case "kind":
-			e.Kind, _ = str(v)
+			e.Kind, _ = m.string()
 		case "provider":
-			e.Provider, _ = str(v)
+			e.Provider, _ = m.string()
 		case "model":
-			e.Model, _ = str(v)
+			e.Model, _ = m.string()
 		case "usage":
 			var u ai.Usage
 			if json.Unmarshal(v, &u) == nil {
 				e.Usage = &u
 			}
 		case "note":
-			e.Note, _ = str(v)
+			e.Note, _ = m.string()
 		default:
 			return false
 		}
 	case TypeContextEdit:
 		switch key {
 		case "targetId":
-			e.TargetID, _ = str(v)
+			e.TargetID, _ = m.string()
 		case "replacement":
 			if !isNull(v) {
 				e.Replacement = json.RawMessage(v)
@@ -410,7 +422,7 @@ func setMember(raw []byte, key string, val []byte) []byte {
 				return ms
 			}
 		}
-		return append(ms, member{key, val})
+		return append(ms, member{key: key, val: val})
 	})
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -36,6 +37,16 @@ var (
 	thinkingKeys   = []string{"type", "thinking", "thinkingSignature", "redacted"}
 	imageKeys      = []string{"type", "data", "mimeType"}
 	toolCallKeys   = []string{"type", "id", "name", "arguments", "thoughtSignature", "argumentsError", "namespace"}
+
+	userSet       = newKeySet(userKeys)
+	assistantSet  = newKeySet(assistantKeys)
+	toolResultSet = newKeySet(toolResultKeys)
+	usageSet      = newKeySet(usageKeys)
+	costSet       = newKeySet(costKeys)
+	textSet       = newKeySet(textKeys)
+	thinkingSet   = newKeySet(thinkingKeys)
+	imageSet      = newKeySet(imageKeys)
+	toolCallSet   = newKeySet(toolCallKeys)
 )
 
 // extra returns the field for an unknown key, or ok=false when the key would
@@ -66,7 +77,7 @@ type arena struct {
 	assts    []ai.AssistantMessage
 	results  []ai.ToolResultMessage
 	blocks   []ai.Content
-	scratch  []ai.Content
+	ints     []int64
 	chunkLen int
 }
 
@@ -103,18 +114,31 @@ func (a *arena) toolResult() *ai.ToolResultMessage {
 	return &a.results[len(a.results)-1]
 }
 
-// content copies blocks into the current chunk (capacity exactly len).
-func (a *arena) content(blocks []ai.Content) []ai.Content {
-	n := len(blocks)
-	if a == nil || n > a.chunkLen {
-		return append(make([]ai.Content, 0, n), blocks...)
+// int returns a pointer to a new int64 holding n.
+func (a *arena) int(n int64) *int64 {
+	if a == nil {
+		p := new(int64)
+		*p = n
+		return p
 	}
-	if cap(a.blocks)-len(a.blocks) < n {
-		a.blocks = make([]ai.Content, 0, a.chunkLen)
+	if len(a.ints) == cap(a.ints) {
+		a.ints = make([]int64, 0, a.chunkLen)
 	}
-	start := len(a.blocks)
-	a.blocks = append(a.blocks, blocks...)
-	return a.blocks[start : start+n : start+n]
+	a.ints = append(a.ints, n)
+	return &a.ints[len(a.ints)-1]
+}
+
+// block appends a zero block to the array that started at start in the
+// current chunk, moving that array to a new chunk when this one is full.
+func (a *arena) block(start int) (int, *ai.Content) {
+	if len(a.blocks) == cap(a.blocks) {
+		moved := len(a.blocks) - start
+		nb := make([]ai.Content, 0, max(a.chunkLen, 2*moved))
+		a.blocks = append(nb, a.blocks[start:]...)
+		start = 0
+	}
+	a.blocks = a.blocks[:len(a.blocks)+1]
+	return start, &a.blocks[len(a.blocks)-1]
 }
 
 func (c *cur) ws() {
@@ -189,6 +213,60 @@ func (c *cur) key() string {
 	return k
 }
 
+// keySet is a list of keys in the order pi writes them, each with the
+// bytes `"key":` as little-endian words, so that knownKey can recognise one
+// with a few word compares.
+type keySet struct {
+	names []string
+	pats  []keyPat
+}
+
+type keyPat struct {
+	n    int       // len(`"key":`)
+	w, m [3]uint64 // words and masks of `"key":`
+}
+
+func newKeySet(names []string) *keySet {
+	ks := &keySet{names: names, pats: make([]keyPat, len(names))}
+	for i, k := range names {
+		lit := `"` + k + `":`
+		p := &ks.pats[i]
+		p.n = len(lit)
+		if p.n > 24 {
+			p.n = 0 // never matched: scanned by key
+			continue
+		}
+		for j := 0; j < p.n; j++ {
+			p.w[j/8] |= uint64(lit[j]) << (8 * (j % 8))
+			p.m[j/8] |= 0xff << (8 * (j % 8))
+		}
+	}
+	return ks
+}
+
+// knownKey is key for an object whose keys are usually ks.names[*at:], in
+// that order: the next few of them are compared with the bytes first (so
+// a key is usually found without being scanned), and only a key that is
+// none of them is scanned by key.
+func (c *cur) knownKey(ks *keySet, at *int) string {
+	b := c.b[c.i:]
+	if len(b) >= 24 {
+		w0 := binary.LittleEndian.Uint64(b)
+		w1 := binary.LittleEndian.Uint64(b[8:])
+		w2 := binary.LittleEndian.Uint64(b[16:])
+		for j := *at; j < len(ks.pats) && j < *at+4; j++ {
+			p := &ks.pats[j]
+			if p.n != 0 && w0&p.m[0] == p.w[0] && w1&p.m[1] == p.w[1] && w2&p.m[2] == p.w[2] {
+				c.i += p.n
+				*at = j + 1
+				c.ws()
+				return ks.names[j]
+			}
+		}
+	}
+	return c.key()
+}
+
 // raw returns the next value, validated.
 func (c *cur) raw() []byte {
 	s := c.i
@@ -223,18 +301,74 @@ func (c *cur) str() string {
 	return v
 }
 
+// int reads an integer of up to 18 digits, validating and converting in
+// one pass; anything else (a fraction, an exponent, more digits) is bad,
+// which sends the message to ai.DecodeMessage.
 func (c *cur) int() int64 {
-	n, ok := fastInt(c.raw())
-	if !ok {
+	b, i := c.b, c.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	s := i
+	var n int64
+	for i < len(b) && isDigit(b[i]) {
+		n = n*10 + int64(b[i]-'0')
+		i++
+	}
+	d := i - s
+	if d == 0 || d > 18 || (d > 1 && b[s] == '0') || (i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
 		c.bad = true
+		return 0
+	}
+	c.i = i
+	if neg {
+		n = -n
 	}
 	return n
 }
 
+// float reads a number: a plain decimal of up to 15 digits is validated
+// and converted in one pass (see fastFloat), anything else goes through
+// raw and fastFloat.
 func (c *cur) float() float64 {
-	f, ok := fastFloat(c.raw())
-	if !ok {
-		c.bad = true
+	b, i := c.b, c.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	s := i
+	var mant uint64
+	for i < len(b) && isDigit(b[i]) {
+		mant = mant*10 + uint64(b[i]-'0')
+		i++
+	}
+	ip := i - s
+	frac := 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		f := i
+		for i < len(b) && isDigit(b[i]) {
+			mant = mant*10 + uint64(b[i]-'0')
+			i++
+		}
+		frac = i - f
+		if frac == 0 {
+			c.bad = true
+			return 0
+		}
+	}
+	if ip == 0 || ip+frac > 15 || (ip > 1 && b[s] == '0') || (i < len(b) && (b[i] == 'e' || b[i] == 'E')) {
+		f, ok := fastFloat(c.raw())
+		if !ok {
+			c.bad = true
+		}
+		return f
+	}
+	c.i = i
+	f := float64(mant) / float64pow10[frac]
+	if neg {
+		f = -f
 	}
 	return f
 }
@@ -264,7 +398,8 @@ func fastDecode(c *cur) ai.Message {
 		return nil
 	}
 	first := true
-	if !c.next('}', &first) || c.key() != "role" {
+	at := 0
+	if !c.next('}', &first) || c.knownKey(userSet, &at) != "role" {
 		return nil
 	}
 	role := c.str()
@@ -291,8 +426,9 @@ func fastDecode(c *cur) ai.Message {
 func fastUser(c *cur, first *bool) *ai.UserMessage {
 	m := c.ar.user()
 	m.Role = ai.RoleUser
+	at := 0
 	for !c.bad && c.next('}', first) {
-		switch k := c.key(); k {
+		switch k := c.knownKey(userSet, &at); k {
 		case "role":
 			m.Role = c.str()
 		case "content":
@@ -309,8 +445,9 @@ func fastUser(c *cur, first *bool) *ai.UserMessage {
 func fastAssistant(c *cur, first *bool) *ai.AssistantMessage {
 	m := c.ar.assistant()
 	m.Role = ai.RoleAssistant
+	at := 0
 	for !c.bad && c.next('}', first) {
-		switch k := c.key(); k {
+		switch k := c.knownKey(assistantSet, &at); k {
 		case "role":
 			m.Role = c.str()
 		case "content":
@@ -334,8 +471,7 @@ func fastAssistant(c *cur, first *bool) *ai.AssistantMessage {
 		case "rawStopReason":
 			m.RawStopReason = c.str()
 		case "durationMs":
-			n := c.int()
-			m.DurationMs = &n
+			m.DurationMs = c.ar.int(c.int())
 		case "thinkingLevel":
 			m.ThinkingLevel = c.str()
 		case "providerThinkingLevel":
@@ -353,8 +489,9 @@ func fastAssistant(c *cur, first *bool) *ai.AssistantMessage {
 func fastToolResult(c *cur, first *bool) *ai.ToolResultMessage {
 	m := c.ar.toolResult()
 	m.Role = ai.RoleToolResult
+	at := 0
 	for !c.bad && c.next('}', first) {
-		switch k := c.key(); k {
+		switch k := c.knownKey(toolResultSet, &at); k {
 		case "role":
 			m.Role = c.str()
 		case "toolCallId":
@@ -371,8 +508,7 @@ func fastToolResult(c *cur, first *bool) *ai.ToolResultMessage {
 		case "isError":
 			m.IsError = c.boolean()
 		case "durationMs":
-			n := c.int()
-			m.DurationMs = &n
+			m.DurationMs = c.ar.int(c.int())
 		case "nestedCalls":
 			m.NestedCalls = json.RawMessage(c.raw())
 		case "timestamp":
@@ -390,8 +526,9 @@ func fastUsage(c *cur) ai.Usage {
 		return u
 	}
 	first := true
+	at := 0
 	for !c.bad && c.next('}', &first) {
-		switch k := c.key(); k {
+		switch k := c.knownKey(usageSet, &at); k {
 		case "input":
 			u.Input = c.int()
 		case "output":
@@ -417,8 +554,9 @@ func fastCost(c *cur) ai.Cost {
 		return x
 	}
 	first := true
+	at := 0
 	for !c.bad && c.next('}', &first) {
-		switch k := c.key(); k {
+		switch k := c.knownKey(costSet, &at); k {
 		case "input":
 			x.Input = c.float()
 		case "output":
@@ -448,19 +586,26 @@ func fastBlocks(c *cur) []ai.Content {
 	if !c.open('[') {
 		return nil
 	}
-	var scratch []ai.Content
-	if c.ar != nil {
-		scratch = c.ar.scratch[:0]
-	}
 	first := true
-	for !c.bad && c.next(']', &first) {
-		scratch = append(scratch, ai.Content{})
-		fastBlock(c, &scratch[len(scratch)-1])
+	if a := c.ar; a != nil {
+		// Decode straight into the arena: the blocks of one array are
+		// contiguous there (see arena.block).
+		start := len(a.blocks)
+		for !c.bad && c.next(']', &first) {
+			var b *ai.Content
+			start, b = a.block(start)
+			fastBlock(c, b)
+		}
+		end := len(a.blocks)
+		if start == end {
+			return []ai.Content{} // empty, not nil, like encoding/json
+		}
+		return a.blocks[start:end:end]
 	}
-	out := c.ar.content(scratch)
-	if c.ar != nil {
-		clear(scratch)
-		c.ar.scratch = scratch[:0]
+	out := []ai.Content{}
+	for !c.bad && c.next(']', &first) {
+		out = append(out, ai.Content{})
+		fastBlock(c, &out[len(out)-1])
 	}
 	return out
 }
@@ -470,27 +615,29 @@ func fastBlock(c *cur, b *ai.Content) {
 		return
 	}
 	first := true
-	if !c.next('}', &first) || c.key() != "type" {
+	at := 0
+	if !c.next('}', &first) || c.knownKey(textSet, &at) != "type" {
 		c.bad = true
 		return
 	}
 	b.Type = c.str()
 	var known []string
+	var knownSet *keySet
 	switch b.Type {
 	case ai.ContentText:
-		known = textKeys
+		known, knownSet = textKeys, textSet
 	case ai.ContentThinking:
-		known = thinkingKeys
+		known, knownSet = thinkingKeys, thinkingSet
 	case ai.ContentImage:
-		known = imageKeys
+		known, knownSet = imageKeys, imageSet
 	case ai.ContentToolCall:
-		known = toolCallKeys
+		known, knownSet = toolCallKeys, toolCallSet
 	default:
 		c.bad = true
 		return
 	}
 	for !c.bad && c.next('}', &first) {
-		k := c.key()
+		k := c.knownKey(knownSet, &at)
 		switch {
 		case k == "type":
 			b.Type = c.str()
@@ -565,9 +712,41 @@ func fastFloat(v []byte) (float64, bool) {
 	if len(v) == 0 || (v[0] != '-' && !isDigit(v[0])) {
 		return 0, false
 	}
-	if n, ok := fastInt(v); ok && n > -(1<<53) && n < 1<<53 {
-		return float64(n), true
+	// A decimal with at most 15 digits and no exponent: the mantissa and
+	// the power of ten are both exact in a float64, so one division is
+	// correctly rounded (strconv's own exact fast path). Costs are written
+	// like 0.0015, so this is almost always taken.
+	i, neg := 0, v[0] == '-'
+	if neg {
+		i = 1
+	}
+	var mant uint64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case isDigit(c):
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+			continue
+		case c == '.' && !dot:
+			dot = true
+			continue
+		}
+		break
+	}
+	if i == len(v) && digits > 0 && digits <= 15 && (!dot || frac > 0) {
+		f := float64(mant) / float64pow10[frac]
+		if neg {
+			f = -f
+		}
+		return f, true
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
 }
+
+var float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -34,18 +35,34 @@ func skipString(b []byte, i int) int {
 
 // scanString is skipString that also reports whether the string is plain:
 // ASCII without escapes, so that its bytes are its value.
+//
+// Short strings (keys, ids, timestamps) are checked 8 bytes at a time.
+// Once a string is longer than 16 bytes, scanLong takes over: it finds the
+// closing quote and the next backslash with bytes.IndexByte (vector
+// instructions) and only checks the bytes in between for control
+// characters, so a long text costs well under a cycle per byte.
 func scanString(b []byte, i int) (int, bool) {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	start := i
 	plain := true
 	i++
 	for {
 		// 8 bytes at a time while none is a quote, a backslash or a
-		// control character.
+		// control character; then straight to the first one that is (the
+		// lowest flagged byte is always a true match).
 		for i+8 <= len(b) {
+			if i-start > 32 {
+				return scanLong(b, i, plain)
+			}
 			w := binary.LittleEndian.Uint64(b[i:])
 			q := w ^ (lo * '"')
 			bs := w ^ (lo * '\\')
-			if ((q-lo)&^q|(bs-lo)&^bs|(w-lo*0x20)&^w)&hi != 0 {
+			if m := ((q-lo)&^q | (bs-lo)&^bs | (w-lo*0x20)&^w) & hi; m != 0 {
+				k := uint(bits.TrailingZeros64(m)) &^ 7
+				if w&hi&(1<<k-1) != 0 {
+					plain = false
+				}
+				i += int(k >> 3)
 				break
 			}
 			if w&hi != 0 {
@@ -71,27 +88,98 @@ func scanString(b []byte, i int) (int, bool) {
 			return -1, false
 		default: // backslash
 			plain = false
-			if i+1 >= len(b) {
+			n := escapeLen(b, i)
+			if n < 0 {
 				return -1, false
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
-					return -1, false
-				}
-				for k := i + 2; k < i+6; k++ {
-					if !isHex(b[k]) {
-						return -1, false
-					}
-				}
-				i += 6
-			default:
-				return -1, false
-			}
+			i += n
 		}
 	}
+}
+
+// escapeLen returns the length of the valid escape sequence at b[i] ==
+// '\\', or -1.
+func escapeLen(b []byte, i int) int {
+	if i+1 >= len(b) {
+		return -1
+	}
+	switch b[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if i+6 > len(b) {
+			return -1
+		}
+		for k := i + 2; k < i+6; k++ {
+			if !isHex(b[k]) {
+				return -1
+			}
+		}
+		return 6
+	}
+	return -1
+}
+
+// scanLong continues scanString from b[i] (inside the string).
+func scanLong(b []byte, i int, plain bool) (int, bool) {
+	q := -1 // the next quote at or after i, -1 when not searched yet
+	for {
+		if q < i {
+			k := bytes.IndexByte(b[i:], '"')
+			if k < 0 {
+				return -1, false
+			}
+			q = i + k
+		}
+		end := q
+		k := bytes.IndexByte(b[i:q], '\\')
+		if k >= 0 {
+			end = i + k
+		}
+		ok, ascii := checkText(b[i:end])
+		if !ok {
+			return -1, false
+		}
+		plain = plain && ascii
+		if k < 0 {
+			return q + 1, plain
+		}
+		plain = false
+		n := escapeLen(b, end)
+		if n < 0 {
+			return -1, false
+		}
+		i = end + n // past q when the quote was escaped: searched again
+	}
+}
+
+// checkText reports whether s holds no control character, and whether it
+// is all ASCII.
+func checkText(s []byte) (ok, ascii bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	var ctl, high uint64
+	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		w0 := binary.LittleEndian.Uint64(s[i:])
+		w1 := binary.LittleEndian.Uint64(s[i+8:])
+		w2 := binary.LittleEndian.Uint64(s[i+16:])
+		w3 := binary.LittleEndian.Uint64(s[i+24:])
+		ctl |= (w0-lo*0x20)&^w0 | (w1-lo*0x20)&^w1 | (w2-lo*0x20)&^w2 | (w3-lo*0x20)&^w3
+		high |= w0 | w1 | w2 | w3
+	}
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		ctl |= (w - lo*0x20) &^ w
+		high |= w
+	}
+	for ; i < len(s); i++ {
+		c := uint64(s[i])
+		if c < 0x20 {
+			ctl |= hi
+		}
+		high |= c
+	}
+	return ctl&hi == 0, high&hi == 0
 }
 
 var strSpecial = func() (t [256]bool) {
@@ -303,9 +391,21 @@ func validJSON(line []byte) bool {
 }
 
 // member is one object member: its key (unescaped) and its raw value.
+// When the value is a string that was decoded while it was scanned, isStr
+// is set and str holds it.
 type member struct {
-	key string
-	val []byte
+	key   string
+	val   []byte
+	str   string
+	isStr bool
+}
+
+// string returns the member's value when it is a JSON string.
+func (m *member) string() (string, bool) {
+	if m.isStr {
+		return m.str, true
+	}
+	return str(m.val)
 }
 
 // members appends the members of the object obj to dst. obj must already
@@ -331,7 +431,7 @@ func members(dst []member, obj []byte) ([]member, bool) {
 		}
 		vs := i
 		i = skipTrusted(obj, i)
-		dst = append(dst, member{key, obj[vs:i]})
+		dst = append(dst, member{key: key, val: obj[vs:i]})
 		i = skipWS(obj, i)
 		if i < len(obj) && obj[i] == ',' {
 			i = skipWS(obj, i+1)
@@ -373,7 +473,7 @@ func membersChecked(dst []member, obj []byte) ([]member, bool) {
 		if i = skipValue(obj, i, 1); i < 0 {
 			return dst, false
 		}
-		dst = append(dst, member{key, obj[vs:i]})
+		dst = append(dst, member{key: key, val: obj[vs:i]})
 		i = skipWS(obj, i)
 		if i >= len(obj) {
 			return dst, false

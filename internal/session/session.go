@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -118,7 +117,8 @@ type Session struct {
 	inMemory bool
 
 	entries []*Entry
-	byID    map[string]*Entry
+	byID    idIndex // id -> position in entries
+	dupIDs  bool    // some id was indexed twice (the later entry wins)
 	leaf    *Entry
 
 	labels     map[string]labelInfo
@@ -180,7 +180,7 @@ func New(opts Options) (*Session, error) {
 }
 
 func newEmpty() *Session {
-	return &Session{byID: map[string]*Entry{}, labels: map[string]labelInfo{}}
+	return &Session{labels: map[string]labelInfo{}}
 }
 
 // ID returns the session id.
@@ -264,18 +264,38 @@ func (s *Session) Len() int {
 func (s *Session) Entry(id string) *Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.byID[id]
+	return s.lookup(id)
 }
 
 // Branch returns the path root..fromID (nil when fromID is unknown).
 func (s *Session) Branch(fromID string) []*Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.branchLocked(s.byID[fromID])
+	return s.branchLocked(s.lookup(fromID))
 }
 
+// lookup returns the entry with id (the last one indexed), or nil.
+func (s *Session) lookup(id string) *Entry {
+	if p := s.byID.find(s.entries, id); p >= 0 {
+		return s.entries[p]
+	}
+	return nil
+}
+
+func (s *Session) has(id string) bool { return s.byID.find(s.entries, id) >= 0 }
+
 func (s *Session) branchLocked(e *Entry) []*Entry {
-	var path []*Entry
+	if e == nil {
+		return nil
+	}
+	// k is e's position in s.entries (-1 when unknown). While ids are
+	// unique, a parent that is the previous entry (the usual case) is
+	// found without a lookup.
+	k := -1
+	if n := len(s.entries); n > 0 && s.entries[n-1] == e {
+		k = n - 1
+	}
+	path := make([]*Entry, 0, min(len(s.entries), 1<<16)+1)
 	seen := 0
 	for e != nil && seen <= len(s.entries) {
 		path = append(path, e)
@@ -283,7 +303,17 @@ func (s *Session) branchLocked(e *Entry) []*Entry {
 		if e.ParentID == nil || *e.ParentID == e.ID {
 			break
 		}
-		e = s.byID[*e.ParentID]
+		p := *e.ParentID
+		if k > 0 && !s.dupIDs && p != "" && s.entries[k-1].ID == p {
+			k--
+			e = s.entries[k]
+			continue
+		}
+		k = s.byID.find(s.entries, p)
+		e = nil
+		if k >= 0 {
+			e = s.entries[k]
+		}
 	}
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]
@@ -295,7 +325,7 @@ func (s *Session) branchLocked(e *Entry) []*Entry {
 func (s *Session) SetLeaf(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.byID[id]
+	e := s.lookup(id)
 	if e == nil {
 		return fmt.Errorf("Entry %s not found", id)
 	}
@@ -331,14 +361,16 @@ func (s *Session) Label(id string) string {
 // index adds a loaded or appended entry to the in-memory indexes.
 func (s *Session) index(e *Entry) {
 	s.entries = append(s.entries, e)
-	if e.ID != "" {
-		s.byID[e.ID] = e
+	if e.ID != "" && s.byID.set(s.entries, e.ID, len(s.entries)-1) {
+		s.dupIDs = true
 	}
 	s.leaf = e
 	switch e.Type {
 	case TypeMessage:
-		if r := e.Role(); r == ai.RoleUser || r == ai.RoleAssistant {
-			s.hasConv = true
+		if !s.hasConv {
+			if r := e.Role(); r == ai.RoleUser || r == ai.RoleAssistant {
+				s.hasConv = true
+			}
 		}
 	case TypeLabel:
 		if e.Label != nil && *e.Label != "" {
@@ -364,7 +396,7 @@ func (s *Session) index(e *Entry) {
 
 func (s *Session) newEntryLocked(typ string) *Entry {
 	e := &Entry{Type: typ, Timestamp: isoNow()}
-	e.ID = newEntryID(func(id string) bool { _, ok := s.byID[id]; return ok })
+	e.ID = newEntryID(s.has)
 	if s.leaf != nil {
 		p := s.leaf.ID
 		e.ParentID = &p
@@ -518,7 +550,7 @@ func (s *Session) AppendSessionInfo(name string) (*Entry, error) {
 func (s *Session) AppendLabel(targetID, label string) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byID[targetID] == nil {
+	if s.lookup(targetID) == nil {
 		return nil, fmt.Errorf("Entry %s not found", targetID)
 	}
 	e := s.newEntryLocked(TypeLabel)
@@ -605,7 +637,7 @@ func (s *Session) AppendBranchSummaryUsage(fromID, summary string, details json.
 func (s *Session) AppendContextEdit(targetID string, replacement json.RawMessage) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byID[targetID] == nil {
+	if s.lookup(targetID) == nil {
 		return nil, fmt.Errorf("Entry %s not found", targetID)
 	}
 	if replacement != nil && isNull(bytes.TrimSpace(replacement)) {
@@ -672,7 +704,7 @@ func (s *Session) AppendRaw(obj json.RawMessage) (*Entry, error) {
 	if e.Type == "" || e.Type == TypeSession {
 		return nil, errors.New("session: entry has no valid type")
 	}
-	if e.ID != "" && s.byID[e.ID] != nil {
+	if e.ID != "" && s.lookup(e.ID) != nil {
 		return nil, fmt.Errorf("session: duplicate entry id %s", e.ID)
 	}
 	if err := s.persistLocked(e); err != nil {
@@ -728,7 +760,7 @@ func (s *Session) bytesLocked() []byte {
 // that path.
 func Open(path string) (*Session, LoadReport, error) {
 	var rep LoadReport
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -773,14 +805,19 @@ func Open(path string) (*Session, LoadReport, error) {
 		return nil, rep, fmt.Errorf("session file %s is not a valid pi session: no session header", path)
 	}
 
-	entries, skipped, torn := parseEntries(data[pos:], s.needNL)
+	skipped, torn := loadEntries(data[pos:], s.needNL, func(slabs [][]Entry, estimate int) {
+		if s.entries == nil {
+			s.entries = make([]*Entry, 0, estimate)
+			s.byID = newIDIndex(estimate)
+		}
+		for _, slab := range slabs {
+			for i := range slab {
+				s.index(&slab[i])
+			}
+		}
+	})
 	rep.Skipped += skipped
 	rep.TornTail = rep.TornTail || torn
-	s.entries = make([]*Entry, 0, len(entries))
-	s.byID = make(map[string]*Entry, len(entries))
-	for _, e := range entries {
-		s.index(e)
-	}
 	s.onDisk = true
 
 	if rep.Skipped > 0 {
@@ -804,99 +841,8 @@ func nextLine(data []byte, pos int) (line []byte, next int) {
 	return data[pos : pos+i : pos+i], pos + i + 1
 }
 
-// parseEntries parses the entry lines of data in parallel chunks.
-func parseEntries(data []byte, tornPossible bool) ([]*Entry, int, bool) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers > 8 {
-		workers = 8
-	}
-	if len(data) < 256<<10 {
-		workers = 1
-	}
-	// Split at newlines.
-	bounds := []int{0}
-	for w := 1; w < workers; w++ {
-		at := len(data) * w / workers
-		if at <= bounds[len(bounds)-1] {
-			continue
-		}
-		i := bytes.IndexByte(data[at:], '\n')
-		if i < 0 {
-			break
-		}
-		if at+i+1 > bounds[len(bounds)-1] && at+i+1 < len(data) {
-			bounds = append(bounds, at+i+1)
-		}
-	}
-	bounds = append(bounds, len(data))
-	type result struct {
-		entries []*Entry
-		skipped int
-		torn    bool
-	}
-	results := make([]result, len(bounds)-1)
-	var wg sync.WaitGroup
-	for c := 0; c+1 < len(bounds); c++ {
-		chunk := data[bounds[c]:bounds[c+1]]
-		last := c+2 == len(bounds)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := &results[c]
-			n := bytes.Count(chunk, []byte{'\n'}) + 1
-			slab := make([]Entry, 0, n)
-			r.entries = make([]*Entry, 0, n)
-			var mbuf []member
-			ar := &arena{chunkLen: 256}
-			pos := 0
-			for pos < len(chunk) {
-				line, next := nextLine(chunk, pos)
-				pos = next
-				if len(bytes.TrimSpace(line)) == 0 {
-					r.skipped++
-					continue
-				}
-				var ok bool
-				var msg ai.Message
-				mbuf, msg, ok = scanEntryLine(mbuf[:0], line, ar)
-				if !ok {
-					r.skipped++
-					if last && next == len(chunk) && tornPossible {
-						r.torn = true
-					}
-					continue
-				}
-				slab = append(slab, Entry{})
-				e := &slab[len(slab)-1]
-				parseEntry(e, line, mbuf)
-				if e.Type == TypeMessage {
-					e.Message = msg
-				}
-				r.entries = append(r.entries, e)
-			}
-		}()
-	}
-	wg.Wait()
-	var all []*Entry
-	if len(results) == 1 {
-		all = results[0].entries
-	} else {
-		n := 0
-		for _, r := range results {
-			n += len(r.entries)
-		}
-		all = make([]*Entry, 0, n)
-		for _, r := range results {
-			all = append(all, r.entries...)
-		}
-	}
-	skipped, torn := 0, false
-	for _, r := range results {
-		skipped += r.skipped
-		torn = torn || r.torn
-	}
-	return all, skipped, torn
-}
+// envelopeKeys are the first keys of a message entry, in pi's order.
+var envelopeKeys = newKeySet([]string{"type", "id", "parentId", "timestamp", "message"})
 
 // scanEntryLine validates a line and splits it into members in one pass.
 // When the entry is a message entry (type first, as pi writes it), the
@@ -909,8 +855,9 @@ func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, ai.Message, 
 	var msg ai.Message
 	isMessage, decoded := false, false
 	first := true
+	at := 0
 	for !c.bad && c.next('}', &first) {
-		k := c.key()
+		k := c.knownKey(envelopeKeys, &at)
 		if c.bad {
 			break
 		}
@@ -920,18 +867,28 @@ func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, ai.Message, 
 			if m := fastDecode(mc); m != nil && !mc.bad {
 				c.i = mc.i
 				msg, decoded = m, true
-				dst = append(dst, member{k, line[vs:c.i:c.i]})
+				dst = append(dst, member{key: k, val: line[vs:c.i:c.i]})
 				continue
 			}
+		}
+		if vs < len(line) && line[vs] == '"' {
+			// Strings (type, id, parentId, timestamp...) are decoded while
+			// they are validated.
+			s := c.str()
+			if c.bad {
+				break
+			}
+			if k == "type" && len(dst) == 0 {
+				isMessage = s == TypeMessage
+			}
+			dst = append(dst, member{key: k, val: line[vs:c.i:c.i], str: s, isStr: true})
+			continue
 		}
 		v := c.raw()
 		if c.bad {
 			break
 		}
-		if k == "type" && len(dst) == 0 {
-			isMessage = string(v) == `"message"`
-		}
-		dst = append(dst, member{k, v})
+		dst = append(dst, member{key: k, val: v})
 	}
 	if c.bad || skipWS(line, c.i) != len(line) {
 		return dst, nil, false
@@ -1033,7 +990,8 @@ func mustMembers(raw []byte) []member {
 
 func (s *Session) reindex(entries []*Entry) {
 	s.entries = nil
-	s.byID = make(map[string]*Entry, len(entries))
+	s.byID = newIDIndex(len(entries))
+	s.dupIDs = false
 	s.labels = map[string]labelInfo{}
 	s.labelOrder = nil
 	s.leaf = nil

@@ -71,18 +71,18 @@ func (s *Session) Tree() []*TreeNode {
 func (s *Session) Fork(entryID string, dir string) (*Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.byID[entryID]
+	e := s.lookup(entryID)
 	if e == nil || e.Type != TypeMessage || e.Role() != ai.RoleUser {
 		return nil, errors.New("Invalid entry ID for forking")
 	}
 	if err := s.savedLocked(); err != nil {
 		return nil, err
 	}
-	if e.ParentID == nil || s.byID[*e.ParentID] == nil {
+	if e.ParentID == nil || s.lookup(*e.ParentID) == nil {
 		ns, err := s.branchedLocked(nil, dir)
 		return ns, err
 	}
-	return s.branchedLocked(s.byID[*e.ParentID], dir)
+	return s.branchedLocked(s.lookup(*e.ParentID), dir)
 }
 
 // Clone copies the active branch, up to the leaf, into a new session.
@@ -162,7 +162,7 @@ func (s *Session) branchedLocked(leaf *Entry, dir string) (*Session, error) {
 		}
 		label := l.label
 		le.Label = &label
-		le.ID = newEntryID(func(id string) bool { return ns.byID[id] != nil })
+		le.ID = newEntryID(ns.has)
 		if err := encode(le); err != nil {
 			return nil, err
 		}
