@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -84,7 +83,7 @@ func Start(cfg Config) (*Agent, error) {
 	cmd.Env = cfg.Env
 	cmd.Dir = cfg.Dir
 	cmd.Stderr = cfg.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -386,17 +385,15 @@ func (a *Agent) Close() (*Exit, error) {
 	_, _, eofErr := a.Wait(0, "the end of stdout", func(*Line) bool { return false })
 	killed := false
 	if eofErr != nil && !strings.Contains(eofErr.Error(), "stdout ended") {
-		syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(a.cmd.Process.Pid)
 		killed = true
 	}
 	werr := a.cmd.Wait()
 	// Tools may have left children in the group; they are ours to end.
-	syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(a.cmd.Process.Pid)
 	ps := a.cmd.ProcessState
 	e := &Exit{Code: ps.ExitCode(), CPU: ps.UserTime() + ps.SystemTime()}
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		e.MaxRSS = int64(ru.Maxrss) << 10
-	}
+	e.MaxRSS = maxRSS(ps)
 	if _, ok := werr.(*exec.ExitError); ok {
 		werr = nil // a non-zero exit is reported in Code
 	}
@@ -409,7 +406,7 @@ func (a *Agent) Close() (*Exit, error) {
 // Kill ends the agent at once (for error paths).
 func (a *Agent) Kill() {
 	if a.cmd.Process != nil {
-		syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(a.cmd.Process.Pid)
 	}
 	a.stdin.Close()
 	a.Wait(0, "the end of stdout", func(*Line) bool { return false })
