@@ -53,6 +53,8 @@ func TestMain(m *testing.M) {
 //	-- in --          JSONL sent on stdin, plus directives:
 //	                    #wait TYPE [N]  wait until the Nth (default 1) output line of that type
 //	                    #sleep MS       pause
+//	                    #nowait         do not wait for the next line's response
+//	                    #response ID    wait for the response to ID
 //	                  a line with an "id" waits for its response before the next
 //	                  line is sent.
 //	-- out --         the expected stdout, normalised (timestamps, ids, paths).
@@ -174,6 +176,7 @@ func runTranscript(t *testing.T, file string) {
 		out.mu.Unlock()
 	}()
 	out.waitFor(t, "ready", func(ls []string) bool { return len(ls) > 0 })
+	nowait := false
 	for _, line := range strings.Split(sections["in"], "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "//") {
@@ -189,6 +192,11 @@ func runTranscript(t *testing.T, file string) {
 				}
 				typ := f[1]
 				out.waitFor(t, line, func(ls []string) bool { return countType(ls, typ) >= n })
+			case "#nowait":
+				nowait = true
+			case "#response":
+				id := f[1]
+				out.waitFor(t, line, func(ls []string) bool { return hasResponse(ls, id) })
 			case "#sleep":
 				ms, _ := strconv.Atoi(f[1])
 				time.Sleep(time.Duration(ms) * time.Millisecond)
@@ -210,9 +218,10 @@ func runTranscript(t *testing.T, file string) {
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
-		if id := idOf(line); id != "" {
+		if id := idOf(line); id != "" && !nowait {
 			out.waitFor(t, "response "+id, func(ls []string) bool { return hasResponse(ls, id) })
 		}
+		nowait = false
 	}
 	inW.Close()
 	var code int

@@ -62,16 +62,8 @@ func (s *Session) Compact(customInstructions string) (*CompactResult, error) {
 func (s *Session) compact(parent context.Context, reason, custom string, willRetry bool) (*CompactResult, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	s.mu.Lock()
-	s.compacting++
-	s.compactCancels = append(s.compactCancels, cancel)
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.compacting--
-		s.compactCancels = s.compactCancels[:0]
-		s.mu.Unlock()
-	}()
+	s.beginCompacting(cancel)
+	defer s.endCompacting()
 	// Nothing to do (too small, already compacted) is an answer, not a
 	// compaction: no events.
 	prep, err := s.prepareCompaction()
@@ -149,6 +141,26 @@ func (s *Session) doCompact(ctx context.Context, prep *compaction.Preparation, c
 		Details:              jsonx.MustMarshal(details),
 		Usage:                usage,
 	}, nil
+}
+
+// beginCompacting marks a compaction or branch summary as running: get_state
+// reports isCompacting, prompts are refused, abort cancels it and waits.
+func (s *Session) beginCompacting(cancel context.CancelFunc) {
+	s.mu.Lock()
+	s.compacting++
+	s.compactCancels = append(s.compactCancels, cancel)
+	s.compactWG.Add(1)
+	s.mu.Unlock()
+}
+
+func (s *Session) endCompacting() {
+	s.mu.Lock()
+	s.compacting--
+	if s.compacting == 0 {
+		s.compactCancels = s.compactCancels[:0]
+	}
+	s.mu.Unlock()
+	s.compactWG.Done()
 }
 
 // cancelCompaction stops a running compaction (abort does this too).

@@ -122,6 +122,7 @@ type Session struct {
 	autoRetry      bool
 	compacting     int
 	compactCancels []context.CancelFunc
+	compactWG      sync.WaitGroup
 	run            *runState
 	retryCancel    context.CancelFunc
 	pendingBash    []*ai.BashExecutionMessage

@@ -132,16 +132,8 @@ func (s *Session) summarizeBranch(prep *compaction.BranchPreparation, o Navigate
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.mu.Lock()
-	s.compacting++
-	s.compactCancels = append(s.compactCancels, cancel)
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.compacting--
-		s.compactCancels = s.compactCancels[:0]
-		s.mu.Unlock()
-	}()
+	s.beginCompacting(cancel)
+	defer s.endCompacting()
 	return compaction.SummarizeBranch(ctx, m, prep, o.CustomInstructions, o.ReplaceInstructions)
 }
 

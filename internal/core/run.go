@@ -268,6 +268,8 @@ func (s *Session) Abort() {
 	s.mu.Unlock()
 	s.cancelCompaction()
 	if r == nil {
+		// A manual compaction or branch summary answers once it stopped.
+		s.compactWG.Wait()
 		return
 	}
 	r.aborted.Store(true)
