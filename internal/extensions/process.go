@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pisces-agent/pisces/internal/procgroup"
 	"io"
 	"os"
 	"os/exec"
@@ -497,7 +498,7 @@ func (e *procExt) spawn(restarts int) (*proc, registration, error) {
 	cmd := exec.Command(e.file)
 	cmd.Dir = h.cwd
 	cmd.Env = append(os.Environ(), "PISCES_EXTENSION_PROTOCOL="+strconv.Itoa(ProtocolVersion))
-	setProcessGroup(cmd)
+	procgroup.Set(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, registration{}, err
@@ -727,7 +728,7 @@ func (p *proc) fail(event string, err error) {
 		report := p.ready && !p.stopping
 		p.deadErr = err
 		p.mu.Unlock()
-		killProcessGroup(p.cmd)
+		procgroup.Kill(p.cmd)
 		p.cancel()
 		p.out.close()
 		p.stdout.Close()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pisces-agent/pisces/internal/procgroup"
 	"io"
 	"os"
 	"os/exec"
@@ -339,7 +340,7 @@ func runShell(ctx context.Context, shell, dir, command string, timeout time.Dura
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Stdin = nil
-	setProcessGroup(cmd)
+	procgroup.Set(cmd)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(out, "cannot start %s: %v\n", shell, err)
 		return 127, false
@@ -358,10 +359,10 @@ func runShell(ctx context.Context, shell, dir, command string, timeout time.Dura
 	case err = <-done:
 	case <-timer:
 		timedOut = true
-		killProcessGroup(cmd)
+		procgroup.Kill(cmd)
 		err = <-done
 	case <-ctx.Done():
-		killProcessGroup(cmd)
+		procgroup.Kill(cmd)
 		err = <-done
 	}
 	if timedOut {
@@ -376,7 +377,7 @@ func runShell(ctx context.Context, shell, dir, command string, timeout time.Dura
 		if code := ee.ExitCode(); code >= 0 {
 			return code, false
 		}
-		if sig := signalNumber(ee); sig > 0 {
+		if sig := procgroup.SignalNumber(ee); sig > 0 {
 			return 128 + sig, false
 		}
 	}

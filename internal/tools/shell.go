@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/pisces-agent/pisces/internal/procgroup"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,7 +118,7 @@ func runShell(ctx context.Context, env Env, command string, timeout time.Duratio
 	cmd.Env = shellEnv(env)
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	setProcessGroup(cmd)
+	procgroup.Set(cmd)
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -155,7 +156,7 @@ func runShell(ctx context.Context, env Env, command string, timeout time.Duratio
 	kill := func() {
 		if !killed {
 			killed = true
-			killProcessGroup(cmd)
+			procgroup.Kill(cmd)
 		}
 	}
 	rd := (<-chan struct{})(readDone)
