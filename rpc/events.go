@@ -148,8 +148,36 @@ type MessageUpdateEvent struct {
 	Legacy  bool
 }
 
-// MarshalJSON writes the event in the selected wire form.
+// MarshalJSON writes the event in the selected wire form. The fast path
+// appends the members with the hand-written encoders of internal/ai; a
+// value they cannot write takes the reflective path below (same bytes,
+// same errors).
 func (e MessageUpdateEvent) MarshalJSON() ([]byte, error) {
+	ev := &e.AssistantMessageEvent
+	b := make([]byte, 0, 256+len(ev.Delta)+len(ev.Content))
+	b = append(b, `{"type":"message_update",`...)
+	var err error
+	if e.Legacy {
+		b = append(b, `"message":`...)
+		if e.Partial == nil {
+			b = append(b, "null"...)
+		} else {
+			b, err = e.Partial.AppendJSON(b)
+		}
+		if err == nil {
+			b = append(b, `,"assistantMessageEvent":`...)
+			b, err = ev.AppendWireJSON(b, e.Partial)
+		}
+	} else {
+		b = append(b, `"usage":`...)
+		if b, err = e.Usage.AppendJSON(b); err == nil {
+			b = append(b, `,"assistantMessageEvent":`...)
+			b, err = ev.AppendWireJSON(b, nil)
+		}
+	}
+	if err == nil {
+		return append(b, '}'), nil
+	}
 	if e.Legacy {
 		ame, err := e.AssistantMessageEvent.WireJSON(e.Partial)
 		if err != nil {

@@ -87,6 +87,11 @@ type otherJSON struct {
 
 // MarshalJSON writes the block with the keys of its type.
 func (c Content) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := c.AppendJSON(make([]byte, 0, 64+len(c.Text)+len(c.Thinking)+len(c.Arguments))); err == nil {
+			return b, nil
+		}
+	}
 	switch c.Type {
 	case ContentText:
 		return jsonx.MarshalObject(textJSON{c.Type, c.Text, c.TextSignature}, c.Extra)

@@ -74,7 +74,14 @@ func (u *Usage) Add(o Usage) {
 
 type costAlias Cost
 
-func (c Cost) MarshalJSON() ([]byte, error) { return jsonx.MarshalObject(costAlias(c), c.Extra) }
+func (c Cost) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := c.AppendJSON(make([]byte, 0, 96)); err == nil {
+			return b, nil
+		}
+	}
+	return jsonx.MarshalObject(costAlias(c), c.Extra)
+}
 func (c *Cost) UnmarshalJSON(b []byte) error {
 	var a costAlias
 	ex, err := jsonx.UnmarshalObject(b, &a)
@@ -85,7 +92,14 @@ func (c *Cost) UnmarshalJSON(b []byte) error {
 
 type usageAlias Usage
 
-func (u Usage) MarshalJSON() ([]byte, error) { return jsonx.MarshalObject(usageAlias(u), u.Extra) }
+func (u Usage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := u.AppendJSON(make([]byte, 0, 192)); err == nil {
+			return b, nil
+		}
+	}
+	return jsonx.MarshalObject(usageAlias(u), u.Extra)
+}
 func (u *Usage) UnmarshalJSON(b []byte) error {
 	var a usageAlias
 	ex, err := jsonx.UnmarshalObject(b, &a)
@@ -282,6 +296,11 @@ func (m UserMessage) MarshalJSON() ([]byte, error) {
 }
 
 func (m AssistantMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 512)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleAssistant
 	if m.Content == nil {
 		m.Content = []Content{}
@@ -446,6 +465,11 @@ func (ms *Messages) UnmarshalJSON(b []byte) error {
 func (ms Messages) MarshalJSON() ([]byte, error) {
 	if ms == nil {
 		return []byte("[]"), nil
+	}
+	if fast() {
+		if b, err := ms.appendJSON(make([]byte, 0, 1024)); err == nil {
+			return b, nil
+		}
 	}
 	return jsonx.Marshal([]Message(ms))
 }

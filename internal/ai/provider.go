@@ -138,6 +138,11 @@ func (e AssistantEvent) IsDelta() bool {
 // WireJSON writes the event as pi 1.5 sends it (no partial). With partial
 // non-nil the older wire's "partial" member is added (legacy clients).
 func (e AssistantEvent) WireJSON(partial *AssistantMessage) ([]byte, error) {
+	if fast() {
+		if b, err := e.AppendWireJSON(make([]byte, 0, 64+len(e.Delta)+len(e.Content)), partial); err == nil {
+			return b, nil
+		}
+	}
 	type start struct {
 		Type    string            `json:"type"`
 		Partial *AssistantMessage `json:"partial,omitempty"`

@@ -14,7 +14,60 @@ import (
 
 // Marshal encodes v like JSON.stringify: no HTML escaping and U+2028/U+2029
 // written as themselves. The result has no trailing newline.
+//
+// A value that is a json.Marshaler (an Appender, most often) is encoded
+// without reflection: its output is used as it is when it is already
+// compact and valid, which is what encoding/json would make of it;
+// anything else goes through MarshalReflect.
 func Marshal(v any) ([]byte, error) {
+	if b, ok := marshalDirect(v); ok {
+		return b, nil
+	}
+	return MarshalReflect(v)
+}
+
+// marshalDirect encodes a Marshaler or Appender without encoding/json.
+func marshalDirect(v any) ([]byte, bool) {
+	var b []byte
+	var err error
+	fresh := false
+	switch m := v.(type) {
+	case Appender:
+		if isNilPointer(v) {
+			return nil, false
+		}
+		b, err = m.AppendJSON(nil)
+		fresh = true
+	case json.Marshaler:
+		if isNilPointer(v) {
+			return nil, false
+		}
+		b, err = m.MarshalJSON()
+	default:
+		return nil, false
+	}
+	if err != nil || !isCompactJSON(b) {
+		return nil, false
+	}
+	if !bytes.Contains(b, []byte(`\u202`)) {
+		if !fresh {
+			b = append([]byte(nil), b...)
+		}
+		return b, true
+	}
+	return unescapeLineSeparators(b), true
+}
+
+// isNilPointer reports whether v holds a nil pointer (encoding/json writes
+// null for it without calling its methods).
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// MarshalReflect is Marshal through encoding/json (the reference
+// implementation; Marshal gives the same bytes and errors).
+func MarshalReflect(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -11,8 +11,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pisces-agent/pisces/internal/ai"
@@ -343,21 +341,22 @@ type completionsReader struct {
 	lastTool *toolState
 	finish   string
 	idSet    bool
+	data     chunkData // the current chunk (reused)
 }
 
 func (r *completionsReader) read(ctx context.Context, raw *http.Response) *ai.AssistantMessage {
 	r.cur = -1
-	dec := ssestream.NewDecoder(raw)
-	if dec == nil {
+	if raw.Body == nil {
 		return r.b.Fail(ctx, &ai.ProviderError{Message: "connection error: no response body"})
 	}
-	defer dec.Close()
+	defer raw.Body.Close()
+	dec := newSSEReader(raw.Body)
 	sawDone := false
-	for dec.Next() {
+	for dec.next() {
 		if ctx.Err() != nil {
 			return r.b.Fail(ctx, ctx.Err())
 		}
-		data := bytes.TrimSpace(dec.Event().Data)
+		data := bytes.TrimSpace(dec.data)
 		if len(data) == 0 {
 			continue
 		}
@@ -365,16 +364,21 @@ func (r *completionsReader) read(ctx context.Context, raw *http.Response) *ai.As
 			sawDone = true
 			break
 		}
+		// The fast decoder declines a chunk with a top-level "error"
+		// member, so a chunk it takes is not an error event.
+		if decodeChunk(data, !r.idSet, &r.data) {
+			r.chunk(&r.data)
+			continue
+		}
 		if err := streamErrorEvent(data); err != nil {
 			return r.b.Fail(ctx, err)
 		}
-		var chunk openai.ChatCompletionChunk
-		if err := json.Unmarshal(data, &chunk); err != nil {
+		if err := decodeChunkData(data, !r.idSet, &r.data); err != nil {
 			return r.b.Fail(ctx, &ai.ProviderError{Message: "invalid stream data: " + err.Error()})
 		}
-		r.chunk(&chunk)
+		r.chunk(&r.data)
 	}
-	if err := dec.Err(); err != nil {
+	if err := dec.err; err != nil {
 		return r.b.Fail(ctx, streamReadError(ctx, err))
 	}
 	if ctx.Err() != nil {
@@ -429,60 +433,36 @@ func streamErrorEvent(data []byte) error {
 	return pe
 }
 
-func (r *completionsReader) chunk(ch *openai.ChatCompletionChunk) {
-	if !r.idSet && ch.ID != "" {
-		r.b.SetResponseID(ch.ID)
+func (r *completionsReader) chunk(ch *chunkData) {
+	if !r.idSet && ch.id != "" {
+		r.b.SetResponseID(ch.id)
 		r.idSet = true
 	}
-	if ch.JSON.Usage.Valid() {
-		r.usage(ch.Usage)
-	} else if xg, ok := ch.JSON.ExtraFields["x_groq"]; ok {
-		// Groq's older streams carry usage in x_groq.
-		var v struct {
-			Usage *openai.CompletionUsage `json:"usage"`
-		}
-		if json.Unmarshal([]byte(xg.Raw()), &v) == nil && v.Usage != nil {
-			r.usage(*v.Usage)
-		}
+	if ch.hasUsage {
+		r.usage(ch.usage)
 	}
-	if len(ch.Choices) == 0 {
+	if !ch.hasChoice {
 		return
 	}
-	choice := ch.Choices[0]
-	d := choice.Delta
-	if d.Content != "" {
+	if ch.content != "" {
 		r.openKind(ai.ContentText, "")
-		r.b.Delta(r.cur, d.Content)
+		r.b.Delta(r.cur, ch.content)
 	}
-	if d.Refusal != "" {
+	if ch.refusal != "" {
 		// A refusal is the answer's text.
 		r.openKind(ai.ContentText, "")
-		r.b.Delta(r.cur, d.Refusal)
+		r.b.Delta(r.cur, ch.refusal)
 	}
-	if field, text := reasoningDelta(d.JSON.ExtraFields); text != "" {
-		r.openKind(ai.ContentThinking, field)
-		r.b.Delta(r.cur, text)
+	if ch.reasoningText != "" {
+		r.openKind(ai.ContentThinking, ch.reasoningField)
+		r.b.Delta(r.cur, ch.reasoningText)
 	}
-	for _, tc := range d.ToolCalls {
-		r.toolDelta(tc)
+	for i := range ch.toolCalls {
+		r.toolDelta(&ch.toolCalls[i])
 	}
-	if choice.FinishReason != "" {
-		r.finish = choice.FinishReason
+	if ch.finish != "" {
+		r.finish = ch.finish
 	}
-}
-
-func reasoningDelta(extra map[string]respjson.Field) (field, text string) {
-	for _, f := range reasoningFields {
-		v, ok := extra[f]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(v.Raw()), &s) == nil && s != "" {
-			return f, s
-		}
-	}
-	return "", ""
 }
 
 // openKind makes sure a text or thinking block is open, closing others.
@@ -518,32 +498,32 @@ func (r *completionsReader) closeTool() {
 	}
 }
 
-func (r *completionsReader) toolDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
-	idx := tc.Index
+func (r *completionsReader) toolDelta(tc *toolCallData) {
+	idx := tc.index
 	st := r.tools[idx]
-	if st != nil && tc.ID != "" && st.id != "" && tc.ID != st.id {
+	if st != nil && tc.id != "" && st.id != "" && tc.id != st.id {
 		// A server that reuses index 0 for every call: a new id is a new call.
 		st = nil
 	}
 	if st == nil {
 		r.closeCur()
 		r.closeTool()
-		st = &toolState{id: tc.ID, open: true}
-		st.block = r.b.BeginToolCall(tc.ID, tc.Function.Name)
+		st = &toolState{id: tc.id, open: true}
+		st.block = r.b.BeginToolCall(tc.id, tc.name)
 		r.tools[idx] = st
 		r.order = append(r.order, st)
 		r.lastTool = st
 	} else {
 		msg := r.b.Message()
-		if tc.ID != "" && st.id == "" {
-			st.id = tc.ID
-			msg.Content[st.block].ID = tc.ID
+		if tc.id != "" && st.id == "" {
+			st.id = tc.id
+			msg.Content[st.block].ID = tc.id
 		}
-		if tc.Function.Name != "" && msg.Content[st.block].Name == "" {
-			msg.Content[st.block].Name = tc.Function.Name
+		if tc.name != "" && msg.Content[st.block].Name == "" {
+			msg.Content[st.block].Name = tc.name
 		}
 	}
-	if a := tc.Function.Arguments; a != "" {
+	if a := tc.args; a != "" {
 		st.args.WriteString(a)
 		if st.open {
 			r.b.Delta(st.block, a)
@@ -569,18 +549,16 @@ func (r *completionsReader) patchLateArguments() {
 	}
 }
 
-func (r *completionsReader) usage(u openai.CompletionUsage) {
-	cached := u.PromptTokensDetails.CachedTokens
-	if cached == 0 {
+func (r *completionsReader) usage(u usageData) {
+	cached := u.cached
+	if cached == 0 && u.cacheHit != "" {
 		// DeepSeek reports prompt_cache_hit_tokens.
-		if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
-			cached, _ = strconv.ParseInt(f.Raw(), 10, 64)
-		}
+		cached, _ = strconv.ParseInt(u.cacheHit, 10, 64)
 	}
-	write := u.PromptTokensDetails.CacheWriteTokens
-	input := u.PromptTokens - cached - write
+	write := u.cacheWrite
+	input := u.prompt - cached - write
 	if input < 0 {
 		input = 0
 	}
-	r.b.SetUsage(ai.Usage{Input: input, Output: u.CompletionTokens, CacheRead: cached, CacheWrite: write})
+	r.b.SetUsage(ai.Usage{Input: input, Output: u.completion, CacheRead: cached, CacheWrite: write})
 }

@@ -3,6 +3,7 @@ package rpcmode
 import (
 	"bufio"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ type frame struct {
 	block   blockKey
 	isDelta bool
 	first   bool // first delta of its block: goes out at once
+	// merged holds the text of the deltas merged into this frame (nil
+	// while it holds one delta): appending keeps merging linear.
+	merged *strings.Builder
 }
 
 type blockKey struct {
@@ -92,13 +96,20 @@ func (w *writer) event(ev rpc.Event) {
 				last := w.queue[len(w.queue)-1]
 				if last.isDelta && !last.first && last.block == f.block {
 					prev := last.ev.(*rpc.MessageUpdateEvent)
-					merged := *prev
-					merged.AssistantMessageEvent.Delta += ame.Delta
-					merged.Usage = e.Usage
-					if e.Partial != nil {
-						merged.Partial = e.Partial
+					if last.merged == nil {
+						// The event is shared with other subscribers:
+						// merge into this frame's own copy.
+						cp := *prev
+						prev = &cp
+						last.ev = prev
+						last.merged = &strings.Builder{}
+						last.merged.WriteString(prev.AssistantMessageEvent.Delta)
 					}
-					last.ev = &merged
+					last.merged.WriteString(ame.Delta)
+					prev.Usage = e.Usage
+					if e.Partial != nil {
+						prev.Partial = e.Partial
+					}
 					return
 				}
 			}
@@ -196,6 +207,9 @@ func (w *writer) write(f *frame) {
 	case f.resp != nil:
 		b, err = f.resp.MarshalJSON()
 	default:
+		if f.merged != nil {
+			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = f.merged.String()
+		}
 		b, err = rpc.EncodeEvent(f.ev)
 	}
 	if err != nil {

@@ -1,0 +1,975 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// chunkData is what the stream reader uses of one chat.completion.chunk.
+//
+// It is filled by decodeChunk, a small hand-written decoder of just these
+// members, or, for any chunk that decoder does not handle with certainty
+// (unusual types, surrogate escapes, invalid UTF-8, x_groq, invalid JSON),
+// from the SDK's ChatCompletionChunk (chunkFromSDK). decodeChunk only
+// accepts input on which both give the same result: it validates the JSON
+// as strictly as encoding/json does and decodes the members it reads the
+// way the SDK's decoder (gjson, apijson) does.
+type chunkData struct {
+	id string
+
+	hasUsage bool // the SDK's ch.JSON.Usage.Valid(), or usage from x_groq
+	usage    usageData
+
+	hasChoice      bool // choices[0] exists
+	content        string
+	refusal        string
+	reasoningField string // the first of reasoningFields with a non-empty string value
+	reasoningText  string
+	toolCalls      []toolCallData
+	finish         string
+}
+
+type usageData struct {
+	prompt, completion, cached, cacheWrite int64
+	cacheHit                               string // raw prompt_cache_hit_tokens (DeepSeek), "" when absent
+}
+
+type toolCallData struct {
+	index          int64
+	id, name, args string
+}
+
+// chunkFromSDK extracts the used members of a chunk decoded by the SDK.
+func chunkFromSDK(ch *openai.ChatCompletionChunk) chunkData {
+	var d chunkData
+	d.id = ch.ID
+	if ch.JSON.Usage.Valid() {
+		d.hasUsage = true
+		d.usage = usageFromSDK(ch.Usage)
+	} else if xg, ok := ch.JSON.ExtraFields["x_groq"]; ok {
+		// Groq's older streams carry usage in x_groq.
+		var v struct {
+			Usage *openai.CompletionUsage `json:"usage"`
+		}
+		if json.Unmarshal([]byte(xg.Raw()), &v) == nil && v.Usage != nil {
+			d.hasUsage = true
+			d.usage = usageFromSDK(*v.Usage)
+		}
+	}
+	if len(ch.Choices) == 0 {
+		return d
+	}
+	choice := ch.Choices[0]
+	delta := choice.Delta
+	d.hasChoice = true
+	d.content = delta.Content
+	d.refusal = delta.Refusal
+	for _, f := range reasoningFields {
+		if v, ok := delta.JSON.ExtraFields[f]; ok {
+			var s string
+			if json.Unmarshal([]byte(v.Raw()), &s) == nil && s != "" {
+				d.reasoningField, d.reasoningText = f, s
+				break
+			}
+		}
+	}
+	for _, tc := range delta.ToolCalls {
+		d.toolCalls = append(d.toolCalls, toolCallData{index: tc.Index, id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments})
+	}
+	d.finish = choice.FinishReason
+	return d
+}
+
+func usageFromSDK(u openai.CompletionUsage) usageData {
+	d := usageData{
+		prompt:     u.PromptTokens,
+		completion: u.CompletionTokens,
+		cached:     u.PromptTokensDetails.CachedTokens,
+		cacheWrite: u.PromptTokensDetails.CacheWriteTokens,
+	}
+	if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
+		d.cacheHit = f.Raw()
+	}
+	return d
+}
+
+// decodeChunkData decodes a chunk, with the SDK when decodeChunk declines.
+func decodeChunkData(data []byte, needID bool, d *chunkData) error {
+	if decodeChunk(data, needID, d) {
+		return nil
+	}
+	var ch openai.ChatCompletionChunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return err
+	}
+	*d = chunkFromSDK(&ch)
+	return nil
+}
+
+// decodeChunk is the fast decoder. It reports false, leaving d in any
+// state, when the SDK must decode the chunk. With needID false the id is
+// not decoded (the reader only needs the first one).
+func decodeChunk(data []byte, needID bool, d *chunkData) bool {
+	*d = chunkData{toolCalls: d.toolCalls[:0]}
+	p := jparser{b: data}
+	p.ws()
+	if !p.objectStart() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			break
+		}
+		if rep, ok := p.repeated(key, chunkKeys, &seen); !ok {
+			return false
+		} else if rep {
+			continue
+		}
+		switch string(key) {
+		case "id":
+			if !needID {
+				if !p.skip(0) {
+					return false
+				}
+				continue
+			}
+			s, ok := p.sdkString()
+			if !ok {
+				return false
+			}
+			d.id = s
+		case "usage":
+			d.hasUsage, d.usage = false, usageData{}
+			if p.null() {
+				continue
+			}
+			if !p.usage(&d.usage) {
+				return false
+			}
+			d.hasUsage = true
+		case "choices":
+			d.hasChoice = false
+			d.content, d.refusal, d.reasoningField, d.reasoningText, d.finish = "", "", "", "", ""
+			d.toolCalls = d.toolCalls[:0]
+			if p.null() {
+				continue
+			}
+			if !p.choices(d) {
+				return false
+			}
+		case "x_groq":
+			return false
+		default:
+			if errorKey(key) {
+				return false
+			}
+			if !p.skip(0) {
+				return false
+			}
+		}
+	}
+	if p.err {
+		return false
+	}
+	p.ws()
+	return p.i == len(p.b)
+}
+
+// errorKey reports whether a top-level key could be the "error" member
+// streamErrorEvent looks for (encoding/json matches keys without regard
+// to case); non-ASCII keys of about that length are declined as well.
+func errorKey(key []byte) bool {
+	if len(key) < 5 || len(key) > 15 {
+		return false
+	}
+	if len(key) == 5 && strings.EqualFold(string(key), "error") {
+		return true
+	}
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *jparser) usage(u *usageData) bool {
+	if !p.objectStart() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			break
+		}
+		if rep, ok := p.repeated(key, usageKeys, &seen); !ok {
+			return false
+		} else if rep {
+			continue
+		}
+		var ok bool
+		switch string(key) {
+		case "prompt_tokens":
+			u.prompt, ok = p.sdkInt()
+		case "completion_tokens":
+			u.completion, ok = p.sdkInt()
+		case "prompt_tokens_details":
+			u.cached, u.cacheWrite = 0, 0
+			if p.null() {
+				continue
+			}
+			ok = p.promptDetails(u)
+		case "prompt_cache_hit_tokens":
+			start := p.i
+			ok = p.skip(0)
+			u.cacheHit = string(p.b[start:p.i])
+		default:
+			ok = p.skip(0)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !p.err
+}
+
+func (p *jparser) promptDetails(u *usageData) bool {
+	if !p.objectStart() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			break
+		}
+		if rep, ok := p.repeated(key, detailsKeys, &seen); !ok {
+			return false
+		} else if rep {
+			continue
+		}
+		var ok bool
+		switch string(key) {
+		case "cached_tokens":
+			u.cached, ok = p.sdkInt()
+		case "cache_write_tokens":
+			u.cacheWrite, ok = p.sdkInt()
+		default:
+			ok = p.skip(0)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !p.err
+}
+
+// choices reads the array; only its first element is used, the others are
+// only checked to be objects (the SDK drops all choices otherwise).
+func (p *jparser) choices(d *chunkData) bool {
+	if !p.arrayStart() {
+		return false
+	}
+	for n := 0; p.nextElem(n == 0); n++ {
+		if p.peek() != '{' {
+			return false
+		}
+		if n > 0 {
+			if !p.skip(0) {
+				return false
+			}
+			continue
+		}
+		d.hasChoice = true
+		if !p.choice(d) {
+			return false
+		}
+	}
+	return !p.err
+}
+
+func (p *jparser) choice(d *chunkData) bool {
+	if !p.objectStart() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			break
+		}
+		if rep, ok := p.repeated(key, choiceKeys, &seen); !ok {
+			return false
+		} else if rep {
+			continue
+		}
+		var ok bool
+		switch string(key) {
+		case "delta":
+			d.content, d.refusal, d.reasoningField, d.reasoningText = "", "", "", ""
+			d.toolCalls = d.toolCalls[:0]
+			if p.null() {
+				continue
+			}
+			ok = p.delta(d)
+		case "finish_reason":
+			d.finish, ok = p.sdkString()
+		default:
+			ok = p.skip(0)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !p.err
+}
+
+func (p *jparser) delta(d *chunkData) bool {
+	if !p.objectStart() {
+		return false
+	}
+	// The raw values of the reasoning members (the last of each name wins,
+	// as in the SDK's map of extra fields).
+	var reasoning [3][]byte
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			break
+		}
+		if rep, ok := p.repeated(key, deltaKeys, &seen); !ok {
+			return false
+		} else if rep {
+			continue
+		}
+		var ok bool
+		switch string(key) {
+		case "content":
+			d.content, ok = p.sdkString()
+		case "refusal":
+			d.refusal, ok = p.sdkString()
+		case "tool_calls":
+			d.toolCalls = d.toolCalls[:0]
+			if p.null() {
+				continue
+			}
+			ok = p.toolCalls(d)
+		case "reasoning_content", "reasoning", "reasoning_text":
+			i := 0
+			for i < len(reasoningFields) && reasoningFields[i] != string(key) {
+				i++
+			}
+			start := p.i
+			ok = p.skip(0)
+			reasoning[i] = p.b[start:p.i]
+		default:
+			ok = p.skip(0)
+		}
+		if !ok {
+			return false
+		}
+	}
+	if p.err {
+		return false
+	}
+	for i, raw := range reasoning {
+		if raw == nil {
+			continue
+		}
+		// json.Unmarshal into a string, as the SDK path does.
+		s, ok := plainString(raw)
+		if !ok {
+			if json.Unmarshal(raw, &s) != nil {
+				s = ""
+			}
+		}
+		if s != "" {
+			d.reasoningField, d.reasoningText = reasoningFields[i], s
+			break
+		}
+	}
+	return true
+}
+
+func (p *jparser) toolCalls(d *chunkData) bool {
+	if !p.arrayStart() {
+		return false
+	}
+	for n := 0; p.nextElem(n == 0); n++ {
+		if p.peek() != '{' {
+			return false
+		}
+		var tc toolCallData
+		if !p.toolCall(&tc) {
+			return false
+		}
+		d.toolCalls = append(d.toolCalls, tc)
+	}
+	return !p.err
+}
+
+func (p *jparser) toolCall(tc *toolCallData) bool {
+	if !p.objectStart() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			break
+		}
+		if rep, ok := p.repeated(key, toolKeys, &seen); !ok {
+			return false
+		} else if rep {
+			continue
+		}
+		var ok bool
+		switch string(key) {
+		case "index":
+			tc.index, ok = p.sdkInt()
+		case "id":
+			tc.id, ok = p.sdkString()
+		case "function":
+			tc.name, tc.args = "", ""
+			if p.null() {
+				continue
+			}
+			ok = p.function(tc)
+		default:
+			ok = p.skip(0)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !p.err
+}
+
+func (p *jparser) function(tc *toolCallData) bool {
+	if !p.objectStart() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			break
+		}
+		if rep, ok := p.repeated(key, funcKeys, &seen); !ok {
+			return false
+		} else if rep {
+			continue
+		}
+		var ok bool
+		switch string(key) {
+		case "name":
+			tc.name, ok = p.sdkString()
+		case "arguments":
+			tc.args, ok = p.sdkString()
+		default:
+			ok = p.skip(0)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !p.err
+}
+
+// Member names each object decoder reads. A repeated member is skipped:
+// the SDK's decoder (gjson's map of an object) keeps the first.
+var (
+	chunkKeys   = []string{"id", "usage", "choices", "x_groq"}
+	usageKeys   = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "prompt_cache_hit_tokens"}
+	detailsKeys = []string{"cached_tokens", "cache_write_tokens"}
+	choiceKeys  = []string{"delta", "finish_reason"}
+	deltaKeys   = []string{"content", "refusal", "tool_calls", "reasoning_content", "reasoning", "reasoning_text"}
+	toolKeys    = []string{"index", "id", "function"}
+	funcKeys    = []string{"name", "arguments"}
+)
+
+// repeated reports whether key, one of names, was seen before in this
+// object (then its value has been skipped; ok is false on a syntax error).
+func (p *jparser) repeated(key []byte, names []string, seen *uint32) (rep, ok bool) {
+	for i, n := range names {
+		if n == string(key) {
+			if *seen&(1<<i) == 0 {
+				*seen |= 1 << i
+				return false, true
+			}
+			return true, p.skip(0)
+		}
+	}
+	return false, true
+}
+
+// ---------------------------------------------------------------------------
+// A strict JSON scanner (the grammar encoding/json accepts) over one chunk.
+
+type jparser struct {
+	b   []byte
+	i   int
+	err bool // a syntax error was found by nextKey or nextElem
+}
+
+func (p *jparser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jparser) peek() byte {
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+// null consumes a null literal (after whitespace) if there is one.
+func (p *jparser) null() bool {
+	p.ws()
+	if len(p.b)-p.i >= 4 && string(p.b[p.i:p.i+4]) == "null" {
+		p.i += 4
+		return true
+	}
+	return false
+}
+
+// objectStart consumes '{' (after whitespace).
+func (p *jparser) objectStart() bool {
+	p.ws()
+	if p.peek() != '{' {
+		return false
+	}
+	p.i++
+	return true
+}
+
+// nextKey reads the next member's key and its colon; more is false at the
+// closing brace or on a syntax error (p.err). Keys with escapes are
+// declined (an error) as their unescaped form would have to be compared.
+func (p *jparser) nextKey(first bool) (key []byte, more bool) {
+	p.ws()
+	if p.peek() == '}' && first {
+		p.i++
+		return nil, false
+	}
+	if !first {
+		switch p.peek() {
+		case '}':
+			p.i++
+			return nil, false
+		case ',':
+			p.i++
+			p.ws()
+		default:
+			p.err = true
+			return nil, false
+		}
+	}
+	if p.peek() != '"' {
+		p.err = true
+		return nil, false
+	}
+	start := p.i + 1
+	i := start
+	for i < len(p.b) && p.b[i] != '"' {
+		if c := p.b[i]; c == '\\' || c < 0x20 {
+			p.err = true
+			return nil, false
+		}
+		i++
+	}
+	if i >= len(p.b) {
+		p.err = true
+		return nil, false
+	}
+	key = p.b[start:i]
+	p.i = i + 1
+	p.ws()
+	if p.peek() != ':' {
+		p.err = true
+		return nil, false
+	}
+	p.i++
+	p.ws()
+	return key, true
+}
+
+// arrayStart consumes '[' (after whitespace).
+func (p *jparser) arrayStart() bool {
+	p.ws()
+	if p.peek() != '[' {
+		return false
+	}
+	p.i++
+	return true
+}
+
+// nextElem moves to the next element; false at the closing bracket or on a
+// syntax error (p.err).
+func (p *jparser) nextElem(first bool) bool {
+	p.ws()
+	if p.peek() == ']' {
+		if first {
+			p.i++
+			return false
+		}
+	}
+	if !first {
+		switch p.peek() {
+		case ']':
+			p.i++
+			return false
+		case ',':
+			p.i++
+		default:
+			p.err = true
+			return false
+		}
+	}
+	p.ws()
+	return true
+}
+
+const maxSkipDepth = 200
+
+// skip validates and skips any value.
+func (p *jparser) skip(depth int) bool {
+	p.ws()
+	if p.i >= len(p.b) {
+		return false
+	}
+	switch c := p.b[p.i]; {
+	case c == '"':
+		_, _, ok := p.scanString()
+		return ok
+	case c == '{':
+		if depth >= maxSkipDepth {
+			return false
+		}
+		p.i++
+		for first := true; ; first = false {
+			_, more := p.nextKey(first)
+			if !more {
+				return !p.err
+			}
+			if !p.skip(depth + 1) {
+				return false
+			}
+		}
+	case c == '[':
+		if depth >= maxSkipDepth {
+			return false
+		}
+		p.i++
+		for n := 0; p.nextElem(n == 0); n++ {
+			if !p.skip(depth + 1) {
+				return false
+			}
+		}
+		return !p.err
+	case c == 't':
+		return p.lit("true")
+	case c == 'f':
+		return p.lit("false")
+	case c == 'n':
+		return p.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok := p.number()
+		return ok
+	}
+	return false
+}
+
+func (p *jparser) lit(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+// number scans a number; plainInt reports whether it is an integer
+// literal without fraction or exponent.
+func (p *jparser) number() (plainInt bool, ok bool) {
+	b := p.b
+	i := p.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return false, false
+	}
+	if b[i] == '0' {
+		i++
+	} else if b[i] >= '1' && b[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	} else {
+		return false, false
+	}
+	plainInt = true
+	if i < len(b) && b[i] == '.' {
+		plainInt = false
+		i++
+		n := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == n {
+			return false, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		plainInt = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		n := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == n {
+			return false, false
+		}
+	}
+	p.i = i
+	return plainInt, true
+}
+
+// scanString validates the string at p.i and moves past it; it returns the
+// bytes between the quotes and whether they hold an escape.
+func (p *jparser) scanString() (body []byte, escaped bool, ok bool) {
+	b := p.b
+	start := p.i + 1
+	i := start
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			p.i = i + 1
+			return b[start:i], escaped, true
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return nil, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return nil, false, false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return nil, false, false
+					}
+				}
+				i += 6
+			default:
+				return nil, false, false
+			}
+		case c < 0x20:
+			return nil, false, false
+		default:
+			i++
+		}
+	}
+	return nil, false, false
+}
+
+// sdkString reads a member the SDK decodes as a Go string: a JSON string
+// (its text as gjson unescapes it) or null (""). Anything else, invalid
+// UTF-8 and surrogate escapes are declined.
+func (p *jparser) sdkString() (string, bool) {
+	p.ws()
+	switch p.peek() {
+	case 'n':
+		return "", p.lit("null")
+	case '"':
+	default:
+		return "", false
+	}
+	body, escaped, ok := p.scanString()
+	if !ok {
+		return "", false
+	}
+	if !escaped {
+		if !utf8.Valid(body) {
+			return "", false
+		}
+		return string(body), true
+	}
+	return unescape(body)
+}
+
+// plainString decodes a JSON string value (the whole of raw) when that is
+// simple: valid UTF-8 and no surrogate escapes, where encoding/json and
+// gjson agree.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	p := jparser{b: raw}
+	body, escaped, ok := p.scanString()
+	if !ok || p.i != len(raw) {
+		return "", false
+	}
+	if !escaped {
+		if !utf8.Valid(body) {
+			return "", false
+		}
+		return string(body), true
+	}
+	return unescape(body)
+}
+
+// unescape decodes a validated string body with escapes; false for
+// invalid UTF-8 and for surrogate escapes (gjson and encoding/json differ
+// on unpaired ones).
+func unescape(body []byte) (string, bool) {
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch e := body[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			var r rune
+			for _, h := range body[i+2 : i+6] {
+				r = r<<4 | rune(hexVal(h))
+			}
+			if utf16.IsSurrogate(r) {
+				return "", false
+			}
+			out = utf8.AppendRune(out, r)
+			i += 6
+			continue
+		}
+		i += 2
+	}
+	return string(out), true
+}
+
+// sdkInt reads a member the SDK decodes as an int64: an integer literal of
+// at most 15 digits (exact in a float64, where gjson is exact too) or null
+// (0). Anything else is declined.
+func (p *jparser) sdkInt() (int64, bool) {
+	p.ws()
+	if p.peek() == 'n' {
+		return 0, p.lit("null")
+	}
+	start := p.i
+	plain, ok := p.number()
+	if !ok || !plain || p.i-start > 16 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
+	if err != nil || p.i-start-boolInt(p.b[start] == '-') > 15 {
+		return 0, false
+	}
+	return n, true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// sseReader reads the data of server-sent events exactly as the SDK's
+// ssestream decoder does (the same line scanner and limits; an event is
+// dispatched at an empty line; data lines are joined, each followed by a
+// newline; comments and other fields are ignored; an unterminated last
+// event is dropped), reusing one buffer for the data of every event.
+type sseReader struct {
+	scn  *bufio.Scanner
+	data []byte
+	err  error
+}
+
+func newSSEReader(body io.Reader) *sseReader {
+	scn := bufio.NewScanner(body)
+	scn.Buffer(nil, bufio.MaxScanTokenSize<<9)
+	return &sseReader{scn: scn}
+}
+
+// next reads the next event; its data is valid until the next call.
+func (s *sseReader) next() bool {
+	if s.err != nil {
+		return false
+	}
+	s.data = s.data[:0]
+	for s.scn.Scan() {
+		line := s.scn.Bytes()
+		if len(line) == 0 {
+			if len(s.data) == 0 {
+				continue
+			}
+			return true
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		if string(name) == "data" {
+			s.data = append(s.data, value...)
+			s.data = append(s.data, '\n')
+		}
+	}
+	s.err = s.scn.Err()
+	return false
+}

@@ -1,0 +1,57 @@
+package ai_test
+
+import (
+	"encoding/json"
+	"math/rand"
+	"testing"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// rpc.MessageUpdateEvent's fast MarshalJSON writes what its reflective
+// path (the code before the fast encoders) writes, on both wires, through
+// rpc.EncodeEvent as the RPC writer calls it.
+func TestMessageUpdateFastMatchesReflective(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	reference := func(e *rpc.MessageUpdateEvent) ([]byte, error) {
+		ai.SetReflectOnly(true)
+		defer ai.SetReflectOnly(false)
+		if e.Legacy {
+			ame, err := e.AssistantMessageEvent.WireJSON(e.Partial)
+			if err != nil {
+				return nil, err
+			}
+			return jsonx.MarshalReflect(struct {
+				Type                  string               `json:"type"`
+				Message               *ai.AssistantMessage `json:"message"`
+				AssistantMessageEvent json.RawMessage      `json:"assistantMessageEvent"`
+			}{rpc.EventMessageUpdate, e.Partial, ame})
+		}
+		ame, err := e.AssistantMessageEvent.WireJSON(nil)
+		if err != nil {
+			return nil, err
+		}
+		return jsonx.MarshalReflect(struct {
+			Type                  string          `json:"type"`
+			Usage                 ai.Usage        `json:"usage"`
+			AssistantMessageEvent json.RawMessage `json:"assistantMessageEvent"`
+		}{rpc.EventMessageUpdate, e.Usage, ame})
+	}
+	for i := 0; i < 2000; i++ {
+		ev, usage, partial := ai.RandomUpdate(r, i%2 == 1)
+		e := &rpc.MessageUpdateEvent{Usage: usage, AssistantMessageEvent: ev, Partial: partial, Legacy: r.Intn(2) == 0}
+		want, werr := reference(e)
+		got, gerr := rpc.EncodeEvent(e)
+		if werr != nil {
+			if gerr == nil {
+				t.Fatalf("%#v: fast path wrote %s, reflective failed: %v", e, got, werr)
+			}
+			continue
+		}
+		if gerr != nil || string(got) != string(want) {
+			t.Fatalf("%#v: %v\nreflective %s\nfast       %s", e, gerr, want, got)
+		}
+	}
+}
