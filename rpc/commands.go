@@ -199,6 +199,16 @@ type Response struct {
 // without being parsed again: a large or deeply nested answer (a 100,000
 // entry tree) costs no second pass and meets no decoder depth limit.
 func (r Response) MarshalJSON() ([]byte, error) {
+	head, tail := r.Frame()
+	b := make([]byte, 0, len(head)+len(r.Data)+len(tail))
+	b = append(b, head...)
+	b = append(b, r.Data...)
+	return append(b, tail...), nil
+}
+
+// Frame returns the bytes that go before and after Data, so that a large
+// answer can be written without being copied into one buffer.
+func (r Response) Frame() (head, tail []byte) {
 	var b []byte
 	b = append(b, '{')
 	if r.ID != "" {
@@ -215,13 +225,13 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	}
 	if len(r.Data) > 0 {
 		b = append(b, `,"data":`...)
-		b = append(b, r.Data...)
 	}
+	var t []byte
 	if r.Error != "" || !r.Success {
-		b = append(b, `,"error":`...)
-		b = append(b, jsonx.MustMarshal(r.Error)...)
+		t = append(t, `,"error":`...)
+		t = append(t, jsonx.MustMarshal(r.Error)...)
 	}
-	return append(b, '}'), nil
+	return b, append(t, '}')
 }
 
 // PromptData is the data of a prompt, steer or follow_up response.

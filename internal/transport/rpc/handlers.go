@@ -538,10 +538,11 @@ func (s *Server) listSessions(line []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return browse.ListSessions(infos, browse.ListQuery{
+	b, err := browse.ListSessions(infos, browse.ListQuery{
 		Scope: c.Scope, SessionDir: c.SessionDir, Query: c.Query,
 		Limit: c.Limit, Offset: c.Offset, IncludeText: c.IncludeText,
-	}), nil
+	}).MarshalJSON()
+	return json.RawMessage(b), err
 }
 
 func (s *Server) renameSession(line []byte) (any, error) {

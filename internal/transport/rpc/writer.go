@@ -205,7 +205,20 @@ func (w *writer) write(f *frame) {
 	case f.raw != nil:
 		b = f.raw
 	case f.resp != nil:
-		b, err = f.resp.MarshalJSON()
+		// Written in three pieces: a large answer is not copied again.
+		head, tail := f.resp.Frame()
+		if w.err == nil {
+			w.out.Write(head)
+			w.out.Write(f.resp.Data)
+			w.out.Write(tail)
+			if err := w.out.WriteByte('\n'); err != nil {
+				w.err = err
+			}
+		}
+		w.mu.Lock()
+		w.frames++
+		w.mu.Unlock()
+		return
 	default:
 		if f.merged != nil {
 			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = f.merged.String()
