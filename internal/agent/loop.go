@@ -57,6 +57,10 @@ type Config struct {
 	Interrupted func(partial *ai.AssistantMessage) (next []ai.Message, discard bool)
 	// TurnStarted is called before each model call.
 	TurnStarted func()
+	// AfterTurn, when set, gives messages to deliver after a completed
+	// turn (its tool results included) before the model is asked again:
+	// a stream rule that fired without interrupting.
+	AfterTurn func() []ai.Message
 }
 
 // Result is what a run produced.
@@ -156,6 +160,9 @@ func (r *runner) loop() {
 				pending = steered
 			} else {
 				pending = r.steering()
+			}
+			if r.cfg.AfterTurn != nil && r.ctx.Err() == nil {
+				pending = append(r.cfg.AfterTurn(), pending...)
 			}
 		}
 		if r.cfg.FollowUp != nil && r.ctx.Err() == nil {

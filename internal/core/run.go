@@ -477,6 +477,7 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message) agent.Resul
 		}
 		cfg.Watch = func(ev ai.AssistantEvent) bool { return tt.watch(ev, names) }
 		cfg.Interrupted = func(p *ai.AssistantMessage) ([]ai.Message, bool) { return s.ttsrInterrupted(tt, p) }
+		cfg.AfterTurn = func() []ai.Message { return s.ttsrAfterTurn(tt) }
 	}
 	return agent.Run(ctx, cfg, history, prompts)
 }

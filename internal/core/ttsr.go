@@ -77,6 +77,20 @@ func (t *ttsrState) watch(ev ai.AssistantEvent, toolNames map[int]string) bool {
 	return interrupt
 }
 
+// afterTurn injects the rules that fired without interrupting (their
+// interruptMode kept the stream going) once the turn is complete.
+func (s *Session) ttsrAfterTurn(t *ttsrState) []ai.Message {
+	t.mu.Lock()
+	rules := t.later
+	t.later = nil
+	state := t.matcher.State()
+	t.mu.Unlock()
+	if len(rules) == 0 {
+		return nil
+	}
+	return s.ttsrInject(rules, state)
+}
+
 // interrupted emits ttsr_triggered, records the injection and returns the
 // hidden message carrying the rules; discard says whether the interrupted
 // answer leaves the context (ttsr.contextMode).
@@ -90,11 +104,17 @@ func (s *Session) ttsrInterrupted(t *ttsrState, partial *ai.AssistantMessage) ([
 	if len(rules) == 0 {
 		return nil, false
 	}
-	s.emit(&rpc.TTSRTriggeredEvent{Rules: jsonx.MustMarshal(rules)})
-	st := s.Store()
 	if discard {
 		s.hideFailed(partial)
 	}
+	return s.ttsrInject(rules, state), discard
+}
+
+// ttsrInject announces fired rules, records them as injected and returns
+// the hidden message carrying them.
+func (s *Session) ttsrInject(rules []*resources.Rule, state resources.InjectedState) []ai.Message {
+	s.emit(&rpc.TTSRTriggeredEvent{Rules: jsonx.MustMarshal(rules)})
+	st := s.Store()
 	if e, err := st.AppendCustom(resources.InjectedCustomType, json.RawMessage(jsonx.MustMarshal(state))); err == nil {
 		s.emit(&rpc.EntryAppendedEvent{Entry: json.RawMessage(e.Raw)})
 	}
@@ -104,5 +124,5 @@ func (s *Session) ttsrInterrupted(t *ttsrState, partial *ai.AssistantMessage) ([
 		Display: false, Details: json.RawMessage(jsonx.MustMarshal(resources.Details(rules...))),
 		Timestamp: ai.NowMs(),
 	}
-	return []ai.Message{msg}, discard
+	return []ai.Message{msg}
 }

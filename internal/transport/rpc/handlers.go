@@ -27,7 +27,7 @@ func init() {
 		rpc.CmdSteer:              (*Server).steer,
 		rpc.CmdQueueMessage:       (*Server).steer,
 		rpc.CmdFollowUp:           (*Server).followUp,
-		rpc.CmdAbort:              func(s *Server, _ []byte) (any, error) { s.sess.Abort(); return nil, nil },
+		rpc.CmdAbort:              (*Server).abort,
 		rpc.CmdAbortAndPrompt:     (*Server).abortAndPrompt,
 		rpc.CmdClearQueue:         (*Server).clearQueue,
 		rpc.CmdNewSession:         (*Server).newSession,
@@ -96,6 +96,14 @@ func images(in []rpc.ImageInput) []ai.Content {
 		out = append(out, ai.Image(im.Data, im.MimeType))
 	}
 	return out
+}
+
+// abort stops the run, a retry, and compactions or branch summaries; it
+// answers after the commands it cut short have answered.
+func (s *Server) abort([]byte) (any, error) {
+	s.sess.Abort()
+	s.cancellable.Wait()
+	return nil, nil
 }
 
 func (s *Server) prompt(line []byte) (any, error) {

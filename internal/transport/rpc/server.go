@@ -38,6 +38,10 @@ type Server struct {
 	ui   *uiBridge
 	host *hostBridge
 	wg   sync.WaitGroup
+	// cancellable counts running compact and navigate_tree commands:
+	// abort answers after them, so a client sees the aborted command's
+	// answer first.
+	cancellable sync.WaitGroup
 }
 
 // New creates a server for sess that writes to out.
@@ -206,11 +210,18 @@ func (s *Server) handleLine(line []byte) {
 		return
 	}
 	s.wg.Add(1)
+	abortable := t == rpc.CmdCompact || t == rpc.CmdNavigateTree
+	if abortable {
+		s.cancellable.Add(1)
+	}
 	go func() {
 		defer s.wg.Done()
 		resp := s.run(h, t, id, line)
 		if resp != nil {
 			s.w.response(resp)
+		}
+		if abortable {
+			s.cancellable.Done()
 		}
 	}()
 }
