@@ -30,6 +30,13 @@ func (s *Session) sessionDir() string {
 
 // replaceStore installs a new store, closes the old one and announces it.
 func (s *Session) replaceStore(st *session.Session, reason string) {
+	s.replaceStoreCounted(st, reason, -1)
+}
+
+// replaceStoreCounted is replaceStore with the context's message count
+// when the caller already knows it (-1: count it), so that opening a large
+// session builds its context once.
+func (s *Session) replaceStoreCounted(st *session.Session, reason string, count int) {
 	s.mu.Lock()
 	old := s.store
 	s.store = st
@@ -45,17 +52,22 @@ func (s *Session) replaceStore(st *session.Session, reason string) {
 	if hadQueue {
 		s.emitQueue()
 	}
-	s.emitSessionChanged(reason)
+	s.emitSessionChangedCounted(reason, count)
 }
 
-func (s *Session) emitSessionChanged(reason string) {
+func (s *Session) emitSessionChanged(reason string) { s.emitSessionChangedCounted(reason, -1) }
+
+func (s *Session) emitSessionChangedCounted(reason string, count int) {
 	st := s.Store()
+	if count < 0 {
+		count = len(st.BuildContext().Messages)
+	}
 	ev := &rpc.SessionChangedEvent{
 		Reason:       reason,
 		SessionID:    st.ID(),
 		SessionFile:  st.File(),
 		SessionName:  st.Name(),
-		MessageCount: len(st.BuildContext().Messages),
+		MessageCount: count,
 	}
 	if id := st.LeafID(); id != "" {
 		ev.LeafID = &id
@@ -113,8 +125,8 @@ func (s *Session) SwitchSession(path string) error {
 			s.loadResources()
 		}
 	}
-	s.restoreFrom(st)
-	s.replaceStore(st, ChangeSwitch)
+	count := s.restoreFrom(st)
+	s.replaceStoreCounted(st, ChangeSwitch, count)
 	return nil
 }
 
@@ -139,8 +151,8 @@ func (s *Session) moveTo(cwd string) bool {
 }
 
 // restoreFrom takes the model and thinking level recorded on the session's
-// leaf path.
-func (s *Session) restoreFrom(st *session.Session) {
+// leaf path; it returns the number of context messages.
+func (s *Session) restoreFrom(st *session.Session) int {
 	c := st.BuildContext()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,6 +170,7 @@ func (s *Session) restoreFrom(st *session.Session) {
 			break
 		}
 	}
+
 	if hasLevel {
 		s.thinking = clampFor(s.model, c.ThinkingLevel)
 	} else {
@@ -166,6 +179,7 @@ func (s *Session) restoreFrom(st *session.Session) {
 			s.logf("cannot write thinking_level_change: %v", err)
 		}
 	}
+	return len(c.Messages)
 }
 
 // Fork aborts any run and starts a new session holding the path up to the

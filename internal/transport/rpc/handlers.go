@@ -32,7 +32,7 @@ func init() {
 		rpc.CmdClearQueue:         (*Server).clearQueue,
 		rpc.CmdNewSession:         (*Server).newSession,
 		rpc.CmdGetState:           (*Server).getState,
-		rpc.CmdGetMessages:        func(s *Server, _ []byte) (any, error) { return rpc.MessagesData{Messages: s.sess.Messages()}, nil },
+		rpc.CmdGetMessages:        (*Server).getMessages,
 		rpc.CmdSetModel:           (*Server).setModel,
 		rpc.CmdCycleModel:         (*Server).cycleModel,
 		rpc.CmdGetAvailableModels: (*Server).availableModels,
@@ -104,6 +104,19 @@ func (s *Server) abort([]byte) (any, error) {
 	s.sess.Abort()
 	s.cancellable.Wait()
 	return nil, nil
+}
+
+// getMessages writes the context with the messages' own encoders (a
+// 20,000-entry context is megabytes: no reflection, no second pass).
+func (s *Server) getMessages([]byte) (any, error) {
+	b, err := ai.Messages(s.sess.Messages()).MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+14)
+	out = append(out, `{"messages":`...)
+	out = append(out, b...)
+	return json.RawMessage(append(out, '}')), nil
 }
 
 func (s *Server) prompt(line []byte) (any, error) {
