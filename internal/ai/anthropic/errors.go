@@ -2,9 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
-	"net/http"
-	"strconv"
-	"strings"
+	"github.com/pisces-agent/pisces/internal/ai"
 	"time"
 )
 
@@ -30,28 +28,5 @@ func errorBody(raw []byte) (typ, msg string) {
 	return "", env.Message
 }
 
-// retryAfter reads retry-after-ms, then Retry-After (seconds or an HTTP
-// date). It returns 0 when neither gives a usable delay.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
+// retryAfter is the shared Retry-After reading.
+var retryAfter = ai.RetryAfter

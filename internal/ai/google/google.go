@@ -26,7 +26,6 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -160,25 +159,10 @@ func statusError(resp *http.Response) error {
 	} else {
 		pe.Message = http.StatusText(resp.StatusCode)
 	}
-	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+	if d := ai.RetryAfter(resp.Header, time.Now()); d > 0 {
 		pe.RetryAfter = d
 	}
 	return pe
-}
-
-// parseRetryAfter reads a Retry-After header (seconds or an HTTP date).
-func parseRetryAfter(v string) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
 }
 
 // retryDelay reads the google.rpc.RetryInfo detail ("retryDelay": "37s")

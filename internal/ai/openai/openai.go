@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -175,31 +174,8 @@ func jsonText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// retryAfter reads retry-after-ms (milliseconds) or Retry-After (seconds or
-// an HTTP date).
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
+// retryAfter is the shared Retry-After reading.
+var retryAfter = ai.RetryAfter
 
 // cleanErr is an error's text without the URL wrapping of net/http.
 func cleanErr(err error) string {
