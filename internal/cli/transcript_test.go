@@ -345,8 +345,11 @@ func resolveEntryRefs(t *testing.T, line, sessDir string) string {
 	})
 }
 
+// estimatedTokensAfter counts the system prompt, which names the working
+// directory: its value depends on where the checkout is, so it is
+// normalised (internal/compaction tests the estimate itself).
 var (
-	reMs        = regexp.MustCompile(`"(timestamp|durationMs|startedAt|endedAt|totalDurationMs|wallTimeMs)":\d+`)
+	reMs        = regexp.MustCompile(`"(timestamp|durationMs|startedAt|endedAt|totalDurationMs|wallTimeMs|estimatedTokensAfter)":\d+`)
 	reSeconds   = regexp.MustCompile(`completed in \d+\.\d+s`)
 	reISO       = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}[.-]\d{3}Z`)
 	reDate      = regexp.MustCompile(`\d{4}-\d{2}-\d{2}`)
