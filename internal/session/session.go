@@ -395,7 +395,7 @@ func (s *Session) index(e *Entry) {
 // ---- appending ----
 
 func (s *Session) newEntryLocked(typ string) *Entry {
-	e := &Entry{Type: typ, Timestamp: isoNow()}
+	e := &Entry{Type: typ, Timestamp: isoNow(), Fields: fieldsFor(typ)}
 	e.ID = newEntryID(s.has)
 	if s.leaf != nil {
 		p := s.leaf.ID

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,7 +23,12 @@ func TestMain(m *testing.M) {
 		return
 	}
 	warnOutput = io.Discard
-	os.Exit(m.Run())
+	code := m.Run()
+	if !reflect.ValueOf(noFields).IsZero() {
+		fmt.Fprintf(os.Stderr, "the shared empty Fields of message entries was written to: %+v\n", noFields)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // copyFixture copies testdata/name into a temp dir and returns its path.

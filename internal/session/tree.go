@@ -156,7 +156,7 @@ func (s *Session) branchedLocked(leaf *Entry, dir string) (*Session, error) {
 			continue
 		}
 		l := s.labels[target]
-		le := &Entry{Type: TypeLabel, ParentID: prev, Timestamp: l.timestamp, TargetID: target}
+		le := &Entry{Type: TypeLabel, ParentID: prev, Timestamp: l.timestamp, Fields: &Fields{TargetID: target}}
 		if le.Timestamp == "" {
 			le.Timestamp = isoNow()
 		}
