@@ -60,7 +60,7 @@ func (s *Session) emitSessionChanged(reason string) { s.emitSessionChangedCounte
 func (s *Session) emitSessionChangedCounted(reason string, count int) {
 	st := s.Store()
 	if count < 0 {
-		count = len(st.BuildContext().Messages)
+		count = st.Info().MessageCount
 	}
 	ev := &rpc.SessionChangedEvent{
 		Reason:       reason,
@@ -153,7 +153,8 @@ func (s *Session) moveTo(cwd string) bool {
 // restoreFrom takes the model and thinking level recorded on the session's
 // leaf path; it returns the number of context messages.
 func (s *Session) restoreFrom(st *session.Session) int {
-	c := st.BuildContext()
+	c := st.Info()
+	hasLevel := st.HasEntryType(session.TypeThinkingLevelChange)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.Provider != "" {
@@ -163,14 +164,6 @@ func (s *Session) restoreFrom(st *session.Session) int {
 			}
 		}
 	}
-	hasLevel := false
-	for _, e := range st.Entries() {
-		if e.Type == "thinking_level_change" {
-			hasLevel = true
-			break
-		}
-	}
-
 	if hasLevel {
 		s.thinking = clampFor(s.model, c.ThinkingLevel)
 	} else {
@@ -179,7 +172,7 @@ func (s *Session) restoreFrom(st *session.Session) int {
 			s.logf("cannot write thinking_level_change: %v", err)
 		}
 	}
-	return len(c.Messages)
+	return c.MessageCount
 }
 
 // Fork aborts any run and starts a new session holding the path up to the

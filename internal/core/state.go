@@ -49,7 +49,7 @@ func (s *Session) State() State {
 	st.SessionFile = store.File()
 	st.SessionID = store.ID()
 	st.SessionName = store.Name()
-	st.MessageCount = len(store.BuildContext().Messages)
+	st.MessageCount = store.Info().MessageCount
 	return st
 }
 

@@ -39,6 +39,34 @@ func (s *Session) ContextAt(id string) Context {
 	return s.contextLocked(e)
 }
 
+// ContextInfo is what BuildContext reports besides the messages.
+type ContextInfo struct {
+	MessageCount  int    // len(BuildContext().Messages)
+	ThinkingLevel string // as Context
+	Provider      string
+	ModelID       string
+}
+
+// Info reports the current leaf's context without building its messages
+// (get_state and session_changed need only the count).
+func (s *Session) Info() ContextInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.infoLocked(s.leaf)
+}
+
+// HasEntryType reports whether any entry (on any branch) has type typ.
+func (s *Session) HasEntryType(typ string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.entries {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
 // isoToMs converts an entry timestamp to Unix milliseconds (0 if invalid).
 func isoToMs(ts string) int64 {
 	t, err := time.Parse(time.RFC3339Nano, ts)
@@ -50,8 +78,22 @@ func isoToMs(ts string) int64 {
 
 func (s *Session) contextLocked(leaf *Entry) Context {
 	ctx := Context{ThinkingLevel: "off"}
+	s.walkContext(leaf, &ctx, nil)
+	return ctx
+}
+
+func (s *Session) infoLocked(leaf *Entry) ContextInfo {
+	ctx := Context{ThinkingLevel: "off"}
+	n := 0
+	s.walkContext(leaf, &ctx, &n)
+	return ContextInfo{MessageCount: n, ThinkingLevel: ctx.ThinkingLevel, Provider: ctx.Provider, ModelID: ctx.ModelID}
+}
+
+// walkContext fills ctx for leaf; with count != nil it only counts the
+// messages into *count and leaves ctx.Messages and ctx.EntryIDs empty.
+func (s *Session) walkContext(leaf *Entry, ctx *Context, count *int) {
 	if leaf == nil {
-		return ctx
+		return
 	}
 	path := s.branchLocked(leaf)
 
@@ -78,9 +120,11 @@ func (s *Session) contextLocked(leaf *Entry) Context {
 		}
 	}
 
-	n := len(path)
-	ctx.Messages = make([]ai.Message, 0, n+1)
-	ctx.EntryIDs = make([]string, 0, n+1)
+	if count == nil {
+		n := len(path)
+		ctx.Messages = make([]ai.Message, 0, n+1)
+		ctx.EntryIDs = make([]string, 0, n+1)
+	}
 	add := func(e *Entry, dropSystem bool) {
 		var m ai.Message
 		switch e.Type {
@@ -90,10 +134,16 @@ func (s *Session) contextLocked(leaf *Entry) Context {
 				return
 			}
 		case TypeCustomMessage:
+			if count != nil {
+				break
+			}
 			m = &ai.CustomMessage{Role: ai.RoleCustom, CustomType: e.CustomType, Content: e.Content, Display: e.Display, Details: e.Details, Timestamp: isoToMs(e.Timestamp)}
 		case TypeBranchSummary:
 			if e.Summary == "" {
 				return
+			}
+			if count != nil {
+				break
 			}
 			var from *string
 			if !e.fromIDNull {
@@ -108,7 +158,13 @@ func (s *Session) contextLocked(leaf *Entry) Context {
 			if ed.Replacement == nil {
 				return
 			}
-			m = replaceContent(m, ed.Replacement)
+			if count == nil {
+				m = replaceContent(m, ed.Replacement)
+			}
+		}
+		if count != nil {
+			*count++
+			return
 		}
 		ctx.Messages = append(ctx.Messages, m)
 		ctx.EntryIDs = append(ctx.EntryIDs, e.ID)
@@ -118,16 +174,23 @@ func (s *Session) contextLocked(leaf *Entry) Context {
 		for _, e := range path {
 			add(e, false)
 		}
-		return ctx
+		return
 	}
 	checkpoint := compaction.SystemMessage != nil
-	if checkpoint {
-		sm := *compaction.SystemMessage
-		ctx.Messages = append(ctx.Messages, &sm)
+	switch {
+	case count != nil && checkpoint:
+		*count += 2
+	case count != nil:
+		*count++
+	default:
+		if checkpoint {
+			sm := *compaction.SystemMessage
+			ctx.Messages = append(ctx.Messages, &sm)
+			ctx.EntryIDs = append(ctx.EntryIDs, "")
+		}
+		ctx.Messages = append(ctx.Messages, &ai.CompactionSummaryMessage{Role: ai.RoleCompactionSummary, Summary: compaction.Summary, TokensBefore: compaction.TokensBefore, Timestamp: isoToMs(compaction.Timestamp)})
 		ctx.EntryIDs = append(ctx.EntryIDs, "")
 	}
-	ctx.Messages = append(ctx.Messages, &ai.CompactionSummaryMessage{Role: ai.RoleCompactionSummary, Summary: compaction.Summary, TokensBefore: compaction.TokensBefore, Timestamp: isoToMs(compaction.Timestamp)})
-	ctx.EntryIDs = append(ctx.EntryIDs, "")
 	found := false
 	for _, e := range path[:compactionIdx] {
 		if e.ID == compaction.FirstKeptEntryID {
@@ -140,7 +203,6 @@ func (s *Session) contextLocked(leaf *Entry) Context {
 	for _, e := range path[compactionIdx+1:] {
 		add(e, false)
 	}
-	return ctx
 }
 
 // replaceContent returns a copy of m with the content of a context_edit

@@ -277,3 +277,34 @@ func TestIDIndexMatchesMap(t *testing.T) {
 		t.Fatal("empty lookups")
 	}
 }
+
+// Info must agree with BuildContext at every leaf of every fixture.
+func TestInfoMatchesBuildContext(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
+	}
+	checked := 0
+	for _, f := range files {
+		s, _, err := Open(copyFixture(t, filepath.Base(f)))
+		if err != nil {
+			continue // fixtures of bad files
+		}
+		for _, e := range append(s.Entries(), nil) {
+			s.mu.Lock()
+			leaf := e
+			if e == nil {
+				leaf = s.leaf
+			}
+			ctx := s.contextLocked(leaf)
+			info := s.infoLocked(leaf)
+			s.mu.Unlock()
+			want := ContextInfo{MessageCount: len(ctx.Messages), ThinkingLevel: ctx.ThinkingLevel, Provider: ctx.Provider, ModelID: ctx.ModelID}
+			if info != want {
+				t.Errorf("%s at %v: Info %+v, BuildContext gives %+v", f, leaf, info, want)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d leaves checked", checked)
+}

@@ -760,6 +760,9 @@ func (s *Session) bytesLocked() []byte {
 // that path.
 func Open(path string) (*Session, LoadReport, error) {
 	var rep LoadReport
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= minHoldGC {
+		defer holdGC()()
+	}
 	data, err := readFile(path)
 	if err != nil {
 		return nil, rep, err
