@@ -1,0 +1,7 @@
+//go:build !linux
+
+package cli
+
+import "io"
+
+func growPipe(io.Writer) {}
