@@ -21,6 +21,9 @@ type Builder struct {
 	open    []bool
 	started time.Time
 	done    bool
+	// snapshot is b.Snapshot, bound once: a method value taken per event
+	// would allocate a closure for every delta.
+	snapshot func() *AssistantMessage
 }
 
 // NewBuilder starts a message for model. emit may be nil.
@@ -45,7 +48,10 @@ func NewBuilder(model *Model, thinkingLevel string, emit func(AssistantEvent)) *
 
 func (b *Builder) send(ev AssistantEvent) {
 	ev.Usage = b.msg.Usage
-	ev.Snapshot = b.Snapshot
+	if b.snapshot == nil {
+		b.snapshot = b.Snapshot
+	}
+	ev.Snapshot = b.snapshot
 	b.emit(ev)
 }
 

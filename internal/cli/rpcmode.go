@@ -37,32 +37,44 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 	})
 	ctx, sig, stop := signalContext()
 	defer stop()
-	done := make(chan error, 1)
+	// Serve runs on this goroutine: its stack grew while the packages were
+	// initialised, so handling the first commands does not grow (and copy)
+	// a fresh goroutine's stack, which walks every frame's tables in the
+	// binary. The watcher stops Serve on a shutdown request or a signal.
 	stopServe := make(chan struct{})
-	go func() { done <- srv.Serve(stdio.Stdin, stopServe) }()
-	select {
-	case err := <-done:
-		// stdin ended: the server let the running work finish.
-		if err != nil {
-			fmt.Fprintf(stdio.Stderr, "pisces: reading stdin: %v\n", err)
+	served := make(chan struct{})
+	watched := make(chan struct{})
+	code := -1 // set by the watcher when it stopped Serve
+	go func() {
+		defer close(watched)
+		select {
+		case <-served:
+			// stdin ended: the server let the running work finish.
+		case <-sess.ShutdownRequested():
+			// An extension asked to shut down: finish the work, flush, exit 0.
+			sess.WaitIdle()
+			close(stopServe)
+			code = 0
+		case <-ctx.Done():
+			sess.Abort()
+			sess.AbortBash()
+			close(stopServe)
+			code = 143
+			if s := sig(); s != nil {
+				code = exitCodeFor(s)
+			}
 		}
-		return 0
-	case <-sess.ShutdownRequested():
-		// An extension asked to shut down: finish the work, flush, exit 0.
-		sess.WaitIdle()
-		close(stopServe)
-		<-done
-		return 0
-	case <-ctx.Done():
-		sess.Abort()
-		sess.AbortBash()
-		close(stopServe)
-		<-done
-		if s := sig(); s != nil {
-			return exitCodeFor(s)
-		}
-		return 143
+	}()
+	err := srv.Serve(stdio.Stdin, stopServe)
+	close(served)
+	<-watched
+	if code >= 0 {
+		return code
 	}
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "pisces: reading stdin: %v\n", err)
+	}
+	return 0
 }
 
 // trustTimeout is how long the client has to answer the trust question

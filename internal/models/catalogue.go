@@ -2,17 +2,12 @@ package models
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 )
-
-//go:embed catalogue.json
-var catalogueJSON []byte
 
 // Wire APIs Pisces knows by name. models.json may name others; a provider
 // whose API has no adapter is skipped when the registry is loaded.
@@ -60,17 +55,12 @@ type catalogueFile struct {
 	Providers []CatalogueProvider `json:"providers"`
 }
 
-var (
-	catOnce sync.Once
-	catVal  []CatalogueProvider
-	catErr  error
-)
-
-// Catalogue returns the embedded catalogue, validated. The result is shared:
-// callers must not modify it.
+// Catalogue returns the built-in catalogue: catalogue.json as
+// catalogue_gen.go holds it, static data that needs no parsing at start-up
+// (TestCatalogueGenerated checks it against parseCatalogue, which validates,
+// of catalogue.json). The result is shared: callers must not modify it.
 func Catalogue() ([]CatalogueProvider, error) {
-	catOnce.Do(func() { catVal, catErr = parseCatalogue(catalogueJSON) })
-	return catVal, catErr
+	return catalogueData, nil
 }
 
 func parseCatalogue(data []byte) ([]CatalogueProvider, error) {

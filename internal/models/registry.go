@@ -348,7 +348,7 @@ func (r *Registry) match(cands []*ai.Model, pattern string) *ai.Model {
 	return r.best(hits)
 }
 
-var datedID = regexp.MustCompile(`-\d{8}$`)
+var datedID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-\d{8}$`) })
 
 // best ranks matches: key resolves, then alias over dated id, then the
 // highest id (pi's "latest").
@@ -368,7 +368,7 @@ func (r *Registry) best(hits []*ai.Model) *ai.Model {
 		if keyed[a.Provider] != keyed[b.Provider] {
 			return keyed[a.Provider]
 		}
-		aa, ba := !datedID.MatchString(a.ID), !datedID.MatchString(b.ID)
+		aa, ba := !datedID().MatchString(a.ID), !datedID().MatchString(b.ID)
 		if aa != ba {
 			return aa
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // SkillFileName is the file that makes a directory a skill.
@@ -27,7 +28,7 @@ type Skill struct {
 // Skills is a list of skills, first name first.
 type Skills []*Skill
 
-var skillNameRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+var skillNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) })
 
 // LoadSkills finds SKILL.md files under <cwd>/.pisces/skills/ (when
 // trusted), <agentDir>/skills/ and the explicit SkillPaths (a SKILL.md, a
@@ -133,7 +134,7 @@ func readSkill(file string, scope Scope) (*Skill, string, error) {
 		return nil, "skill " + s.Name + " has no description and is skipped", nil
 	}
 	warn := ""
-	if len(s.Name) > 64 || !skillNameRE.MatchString(s.Name) {
+	if len(s.Name) > 64 || !skillNameRE().MatchString(s.Name) {
 		warn = "skill name " + `"` + s.Name + `"` + " should be lowercase letters, digits and hyphens (at most 64)"
 	}
 	return s, warn, nil

@@ -28,6 +28,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/task"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/rpc"
@@ -128,60 +129,66 @@ func camel(name string) string {
 // thinkingLevels are the levels pi knows.
 var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "max"}
 
-// enums restricts string members, keyed by definition name and member.
-var enums = map[string][]string{
-	"PromptCommand.streamingBehavior": {"steer", "followUp"},
-	"SetThinkingLevelCommand.level":   thinkingLevels,
-	"SetSteeringModeCommand.mode":     {"all", "one-at-a-time"},
-	"SetFollowUpModeCommand.mode":     {"all", "one-at-a-time"},
-	"SetQueueModeCommand.mode":        {"all", "one-at-a-time"},
-	"SetInterruptModeCommand.mode":    {"immediate", "wait"},
-	"PromptData.disposition":          {"started", "queued", "handled"},
-	"SessionState.steeringMode":       {"all", "one-at-a-time"},
-	"SessionState.followUpMode":       {"all", "one-at-a-time"},
-	"SessionState.queueMode":          {"all", "one-at-a-time"},
-	"SessionState.interruptMode":      {"immediate", "wait"},
-	"SessionChangedEvent.reason":      {"new", "switch", "fork", "tree", "reload"},
-	"AssistantMessage.stopReason":     {"pending", "stop", "length", "toolUse", "error", "aborted"},
-	"ImageInput.type":                 {"image"},
-	"ImageSource.type":                {"base64", "url"},
-	"ThinkingLevelChangedEvent.level": thinkingLevels,
-	"CycleModelData.thinkingLevel":    thinkingLevels,
-	"SessionState.thinkingLevel":      thinkingLevels,
-	"LevelData.level":                 thinkingLevels,
-}
+// enums restricts string members, keyed by definition name and member. The
+// tables below are built on first use: only --print-schema and the tests
+// generate a schema, so a session does not build them at start-up.
+var enums = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"PromptCommand.streamingBehavior": {"steer", "followUp"},
+		"SetThinkingLevelCommand.level":   thinkingLevels,
+		"SetSteeringModeCommand.mode":     {"all", "one-at-a-time"},
+		"SetFollowUpModeCommand.mode":     {"all", "one-at-a-time"},
+		"SetQueueModeCommand.mode":        {"all", "one-at-a-time"},
+		"SetInterruptModeCommand.mode":    {"immediate", "wait"},
+		"PromptData.disposition":          {"started", "queued", "handled"},
+		"SessionState.steeringMode":       {"all", "one-at-a-time"},
+		"SessionState.followUpMode":       {"all", "one-at-a-time"},
+		"SessionState.queueMode":          {"all", "one-at-a-time"},
+		"SessionState.interruptMode":      {"immediate", "wait"},
+		"SessionChangedEvent.reason":      {"new", "switch", "fork", "tree", "reload"},
+		"AssistantMessage.stopReason":     {"pending", "stop", "length", "toolUse", "error", "aborted"},
+		"ImageInput.type":                 {"image"},
+		"ImageSource.type":                {"base64", "url"},
+		"ThinkingLevelChangedEvent.level": thinkingLevels,
+		"CycleModelData.thinkingLevel":    thinkingLevels,
+		"SessionState.thinkingLevel":      thinkingLevels,
+		"LevelData.level":                 thinkingLevels,
+	}
+})
 
 // descriptions of shared and data types, keyed by definition name.
-var descriptions = map[string]string{
-	"Command":                  "A line on stdin: one command, discriminated by type. id, when present, is echoed by the response.",
-	"Response":                 "The answer to a command, discriminated by command and success. id echoes the request's id.",
-	"ErrorResponse":            "A failed command (unknown command, invalid field, handler failure). command is \"parse\" when the line could not be read as a command.",
-	"Event":                    "A line on stdout that is not a response, discriminated by type.",
-	"Message":                  "A message of the session, discriminated by role.",
-	"Content":                  "A content block, discriminated by type.",
-	"UserContent":              "A plain string or a list of content blocks.",
-	"AssistantMessageEvent":    "One step of a streamed assistant message (pi's AssistantMessageEvent). partial is sent on the legacy wire only.",
-	"TextContent":              "A text block.",
-	"ThinkingContent":          "A thinking block.",
-	"ImageContent":             "An image block (base64 data).",
-	"ToolCallContent":          "A tool call; arguments is a JSON object.",
-	"Model":                    "A model as pi describes it.",
-	"Usage":                    "Token counts and cost of a model response.",
-	"Cost":                     "Cost in dollars.",
-	"ImageInput":               "An image attached to a prompt: pi's {type, data, mimeType} or the references' {type, source}.",
-	"ImageSource":              "The references' image source.",
-	"SystemMessage":            "The system prompt and tool loadout checkpoint (pi 1.5).",
-	"UserMessage":              "A prompt.",
-	"AssistantMessage":         "One model response.",
-	"ToolResultMessage":        "The result of one tool call.",
-	"BashExecutionMessage":     "A shell command run by the user (the bash command).",
-	"CustomMessage":            "An extension's message that takes part in the context.",
-	"BranchSummaryMessage":     "The summary of an abandoned branch.",
-	"CompactionSummaryMessage": "The summary of compacted history.",
-	"PromptData":               "What happened to the message: started a run, queued, or handled (an extension command).",
-	"SessionState":             "get_state's data.",
-	"TreeNode":                 "One node of get_tree: a raw session entry and its children.",
-}
+var descriptions = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"Command":                  "A line on stdin: one command, discriminated by type. id, when present, is echoed by the response.",
+		"Response":                 "The answer to a command, discriminated by command and success. id echoes the request's id.",
+		"ErrorResponse":            "A failed command (unknown command, invalid field, handler failure). command is \"parse\" when the line could not be read as a command.",
+		"Event":                    "A line on stdout that is not a response, discriminated by type.",
+		"Message":                  "A message of the session, discriminated by role.",
+		"Content":                  "A content block, discriminated by type.",
+		"UserContent":              "A plain string or a list of content blocks.",
+		"AssistantMessageEvent":    "One step of a streamed assistant message (pi's AssistantMessageEvent). partial is sent on the legacy wire only.",
+		"TextContent":              "A text block.",
+		"ThinkingContent":          "A thinking block.",
+		"ImageContent":             "An image block (base64 data).",
+		"ToolCallContent":          "A tool call; arguments is a JSON object.",
+		"Model":                    "A model as pi describes it.",
+		"Usage":                    "Token counts and cost of a model response.",
+		"Cost":                     "Cost in dollars.",
+		"ImageInput":               "An image attached to a prompt: pi's {type, data, mimeType} or the references' {type, source}.",
+		"ImageSource":              "The references' image source.",
+		"SystemMessage":            "The system prompt and tool loadout checkpoint (pi 1.5).",
+		"UserMessage":              "A prompt.",
+		"AssistantMessage":         "One model response.",
+		"ToolResultMessage":        "The result of one tool call.",
+		"BashExecutionMessage":     "A shell command run by the user (the bash command).",
+		"CustomMessage":            "An extension's message that takes part in the context.",
+		"BranchSummaryMessage":     "The summary of an abandoned branch.",
+		"CompactionSummaryMessage": "The summary of compacted history.",
+		"PromptData":               "What happened to the message: started a run, queued, or handled (an extension command).",
+		"SessionState":             "get_state's data.",
+		"TreeNode":                 "One node of get_tree: a raw session entry and its children.",
+	}
+})
 
 type generator struct {
 	defs   *obj
@@ -193,15 +200,8 @@ func newGenerator() *generator {
 	return &generator{defs: newObj(), byName: map[string]reflect.Type{}}
 }
 
-var (
-	rawMessageType  = reflect.TypeFor[json.RawMessage]()
-	contentType     = reflect.TypeFor[ai.Content]()
-	userContentType = reflect.TypeFor[ai.UserContent]()
-	messageType     = reflect.TypeFor[ai.Message]()
-	messagesType    = reflect.TypeFor[ai.Messages]()
-	assistantEvType = reflect.TypeFor[ai.AssistantEvent]()
-	eventIface      = reflect.TypeFor[rpc.Event]()
-)
+// eventIface is the interface every event type implements.
+func eventIface() reflect.Type { return reflect.TypeFor[rpc.Event]() }
 
 func (g *generator) fail(format string, args ...any) {
 	if g.err == nil {
@@ -214,7 +214,7 @@ func (g *generator) define(name string, build func() *obj) *obj {
 	if !g.defs.has(name) {
 		g.defs.set(name, nil) // reserve: keeps the order and stops recursion
 		s := build()
-		if d, ok := descriptions[name]; ok && !s.has("description") {
+		if d, ok := descriptions()[name]; ok && !s.has("description") {
 			s = prepend(s, "description", d)
 		}
 		g.defs.set(name, s)
@@ -254,10 +254,10 @@ func (g *generator) document() *obj {
 	}
 	responses = append(responses, ref("ErrorResponse"))
 
-	g.defs.set("Command", newObj("description", descriptions["Command"], "oneOf", commands))
-	g.defs.set("Response", newObj("description", descriptions["Response"], "oneOf", responses))
+	g.defs.set("Command", newObj("description", descriptions()["Command"], "oneOf", commands))
+	g.defs.set("Response", newObj("description", descriptions()["Response"], "oneOf", responses))
 	g.defs.set("ErrorResponse", newObj(
-		"description", descriptions["ErrorResponse"],
+		"description", descriptions()["ErrorResponse"],
 		"type", "object",
 		"properties", newObj(
 			"id", newObj("type", "string"),
@@ -268,7 +268,7 @@ func (g *generator) document() *obj {
 		),
 		"required", []string{"type", "command", "success", "error"},
 	))
-	g.defs.set("Event", newObj("description", descriptions["Event"], "oneOf", events))
+	g.defs.set("Event", newObj("description", descriptions()["Event"], "oneOf", events))
 
 	return newObj(
 		"$schema", Draft,
@@ -367,22 +367,22 @@ func (g *generator) messageUpdateDef(name string) *obj {
 // the special types, inline otherwise.
 func (g *generator) schemaOf(t reflect.Type) *obj {
 	switch t {
-	case rawMessageType:
+	case reflect.TypeFor[json.RawMessage]():
 		return newObj()
-	case contentType:
+	case reflect.TypeFor[ai.Content]():
 		return g.contentRef()
-	case userContentType:
+	case reflect.TypeFor[ai.UserContent]():
 		return g.define("UserContent", func() *obj {
 			return newObj("oneOf", []any{
 				newObj("type", "string"),
 				newObj("type", "array", "items", g.contentRef()),
 			})
 		})
-	case messageType:
+	case reflect.TypeFor[ai.Message]():
 		return g.messageRef()
-	case messagesType:
+	case reflect.TypeFor[ai.Messages]():
 		return newObj("type", "array", "items", g.messageRef())
-	case assistantEvType:
+	case reflect.TypeFor[ai.AssistantEvent]():
 		return g.assistantEventRef()
 	}
 	switch t.Kind() {
@@ -428,7 +428,7 @@ func (g *generator) schemaOf(t reflect.Type) *obj {
 // structSchema describes a struct from its json tags. consts pins members
 // to a value (the "type" of a command or event, the "role" of a message).
 func (g *generator) structSchema(defName string, t reflect.Type, consts map[string]any) *obj {
-	if t.Implements(eventIface) || reflect.PointerTo(t).Implements(eventIface) {
+	if t.Implements(eventIface()) || reflect.PointerTo(t).Implements(eventIface()) {
 		if _, ok := consts["type"]; !ok && defName != "" {
 			g.fail("event struct %s used as a plain type", t)
 		}
@@ -471,7 +471,7 @@ func (g *generator) fields(defName string, t reflect.Type, consts map[string]any
 		var s *obj
 		if v, ok := consts[name]; ok {
 			s = newObj("const", v)
-		} else if vs, ok := enums[defName+"."+name]; ok && vs != nil {
+		} else if vs, ok := enums()[defName+"."+name]; ok && vs != nil {
 			s = strEnum(vs...)
 		} else {
 			s = g.schemaOf(f.Type)

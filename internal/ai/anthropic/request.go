@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -140,7 +141,7 @@ func effortFor(modelID, level string) string {
 	}
 }
 
-var versionToken = regexp.MustCompile(`^\d{1,2}$`)
+var versionToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{1,2}$`) })
 
 // claudeVersion finds the family (opus, sonnet, haiku, mythos, fable) and
 // the version of a Claude model id in its usual spellings:
@@ -161,7 +162,7 @@ func claudeVersion(id string) (family string, major, minor int) {
 				family = tok
 			}
 		default:
-			if versionToken.MatchString(tok) && len(nums) < 2 {
+			if versionToken().MatchString(tok) && len(nums) < 2 {
 				n, _ := strconv.Atoi(tok)
 				nums = append(nums, n)
 			}

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,7 +77,7 @@ func endpoint(m *ai.Model) string {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	if !versionSuffix.MatchString(base) {
+	if !versionSuffix().MatchString(base) {
 		base += "/v1beta"
 	}
 	id := m.ID
@@ -86,7 +87,7 @@ func endpoint(m *ai.Model) string {
 	return base + "/" + id + ":streamGenerateContent?alt=sse"
 }
 
-var versionSuffix = regexp.MustCompile(`/v\d+(?:(?:alpha|beta)\d*)?$`)
+var versionSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/v\d+(?:(?:alpha|beta)\d*)?$`) })
 
 func (p *Provider) send(ctx context.Context, req *ai.Request) (*http.Response, error) {
 	var body bytes.Buffer

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
@@ -340,7 +341,7 @@ func toolSchema(raw json.RawMessage) map[string]any {
 	return m
 }
 
-var nonIDChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+var nonIDChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) })
 
 // splitToolID splits a Responses tool call id "call_id|item_id".
 func splitToolID(id string) (callID, itemID string) {
