@@ -169,7 +169,9 @@ func run(c config) error {
 
 	if c.agent == "" {
 		bin := filepath.Join(tmp, "pisces")
-		fmt.Fprintln(os.Stderr, "rpcbench: building Pisces")
+		// The static release build (README): without cgo the binary does
+		// not load libc and ld.so, about 1.4 MB of resident memory.
+		fmt.Fprintln(os.Stderr, "rpcbench: building Pisces (CGO_ENABLED=0, the static release build)")
 		pkg := "./cmd/pisces"
 		if c.profile != "" {
 			pkg = "./bench/piscesprof"
@@ -179,6 +181,7 @@ func run(c config) error {
 		if err != nil {
 			return err
 		}
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("building pisces: %w", err)
