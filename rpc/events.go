@@ -148,13 +148,30 @@ type MessageUpdateEvent struct {
 	Legacy  bool
 }
 
-// MarshalJSON writes the event in the selected wire form. The fast path
-// appends the members with the hand-written encoders of internal/ai; a
-// value they cannot write takes the reflective path below (same bytes,
-// same errors).
+// MarshalJSON writes the event in the selected wire form (see appendJSON).
 func (e MessageUpdateEvent) MarshalJSON() ([]byte, error) {
 	ev := &e.AssistantMessageEvent
-	b := make([]byte, 0, 256+len(ev.Delta)+len(ev.Content))
+	return e.appendJSON(make([]byte, 0, 256+len(ev.Delta)+len(ev.Content)))
+}
+
+// appendJSON appends the event in the selected wire form to dst. The fast
+// path appends the members with the hand-written encoders of internal/ai; a
+// value they cannot write takes the reflective path (same bytes, same
+// errors).
+func (e *MessageUpdateEvent) appendJSON(dst []byte) ([]byte, error) {
+	n := len(dst)
+	if b, err := e.appendFast(dst); err == nil {
+		return b, nil
+	}
+	b, err := e.marshalReflect()
+	if err != nil {
+		return dst[:n], err
+	}
+	return append(dst[:n], b...), nil
+}
+
+func (e *MessageUpdateEvent) appendFast(b []byte) ([]byte, error) {
+	ev := &e.AssistantMessageEvent
 	b = append(b, `{"type":"message_update",`...)
 	var err error
 	if e.Legacy {
@@ -175,9 +192,13 @@ func (e MessageUpdateEvent) MarshalJSON() ([]byte, error) {
 			b, err = ev.AppendWireJSON(b, nil)
 		}
 	}
-	if err == nil {
-		return append(b, '}'), nil
+	if err != nil {
+		return nil, err
 	}
+	return append(b, '}'), nil
+}
+
+func (e *MessageUpdateEvent) marshalReflect() ([]byte, error) {
 	if e.Legacy {
 		ame, err := e.AssistantMessageEvent.WireJSON(e.Partial)
 		if err != nil {
@@ -372,6 +393,21 @@ func (*ExtensionErrorEvent) EventType() string       { return EventExtensionErro
 func EncodeEvent(ev Event) ([]byte, error) {
 	SetType(ev)
 	return jsonx.Marshal(ev)
+}
+
+// AppendEvent appends what EncodeEvent returns to dst. message_update, the
+// event of every streamed delta, is written into dst's spare capacity
+// without allocating.
+func AppendEvent(dst []byte, ev Event) ([]byte, error) {
+	SetType(ev)
+	if e, ok := ev.(*MessageUpdateEvent); ok && e != nil {
+		return jsonx.AppendWith(dst, ev, e.appendJSON)
+	}
+	b, err := jsonx.Marshal(ev)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }
 
 // Marshal encodes a protocol value as JSON.stringify would.

@@ -58,6 +58,26 @@ func marshalDirect(v any) ([]byte, bool) {
 	return unescapeLineSeparators(b), true
 }
 
+// AppendWith appends Marshal(v) to dst, where appendJSON appends v's own
+// encoding (a hand-written encoder of v) to a slice. Its output is checked
+// as Marshal checks an Appender's; when it fails or is not compact JSON, v
+// is encoded by Marshal and copied. The encoder writes into dst's spare
+// capacity, so a reused buffer makes this allocation-free.
+func AppendWith(dst []byte, v any, appendJSON func([]byte) ([]byte, error)) ([]byte, error) {
+	n := len(dst)
+	if b, err := appendJSON(dst); err == nil && isCompactJSON(b[n:]) {
+		if !bytes.Contains(b[n:], []byte(`\u202`)) {
+			return b, nil
+		}
+		return append(b[:n], unescapeLineSeparators(b[n:])...), nil
+	}
+	b, err := Marshal(v)
+	if err != nil {
+		return dst[:n], err
+	}
+	return append(dst[:n], b...), nil
+}
+
 // isNilPointer reports whether v holds a nil pointer (encoding/json writes
 // null for it without calling its methods).
 func isNilPointer(v any) bool {
