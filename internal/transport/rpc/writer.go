@@ -56,6 +56,7 @@ type writer struct {
 
 	frames int64 // lines written (for tests and benchmarks)
 	err    error
+	buf    []byte // reused to encode events (loop goroutine only)
 }
 
 func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
@@ -73,7 +74,7 @@ func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 
 // event queues an event, merging it into a queued delta when it can.
 func (w *writer) event(ev rpc.Event) {
-	f := &frame{ev: ev}
+	f := frame{ev: ev} // copied to the heap only when queued (not merged)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -117,7 +118,9 @@ func (w *writer) event(ev rpc.Event) {
 			delete(w.seenBlock, blockKey{w.msgSeq, ame.ContentIndex, deltaTypeOf(ame.Type)})
 		}
 	}
-	w.queue = append(w.queue, f)
+	queued := new(frame)
+	*queued = f
+	w.queue = append(w.queue, queued)
 	w.cond.Signal()
 }
 
@@ -198,6 +201,9 @@ func (w *writer) loop() {
 	}
 }
 
+// maxReusedBuf bounds the encoding buffer the writer keeps between frames.
+const maxReusedBuf = 16 << 10
+
 func (w *writer) write(f *frame) {
 	var b []byte
 	var err error
@@ -223,7 +229,10 @@ func (w *writer) write(f *frame) {
 		if f.merged != nil {
 			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = f.merged.String()
 		}
-		b, err = rpc.EncodeEvent(f.ev)
+		b, err = rpc.AppendEvent(w.buf[:0], f.ev)
+		if cap(b) <= maxReusedBuf {
+			w.buf = b
+		}
 	}
 	if err != nil {
 		io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
