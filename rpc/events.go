@@ -140,8 +140,11 @@ type MessageEndEvent struct {
 // set it is the older {type, message, assistantMessageEvent{..., partial}}
 // with point-in-time snapshots.
 type MessageUpdateEvent struct {
-	Type                  string
-	Usage                 ai.Usage
+	Type string
+	// Usage is the message's usage as it stands at this event (nil is
+	// written as zero usage). It is shared with other events and must not
+	// be modified.
+	Usage                 *ai.Usage
 	AssistantMessageEvent ai.AssistantEvent
 	// Legacy wire only: the message as it stands at this event.
 	Partial *ai.AssistantMessage
@@ -187,7 +190,7 @@ func (e *MessageUpdateEvent) appendFast(b []byte) ([]byte, error) {
 		}
 	} else {
 		b = append(b, `"usage":`...)
-		if b, err = e.Usage.AppendJSON(b); err == nil {
+		if b, err = e.usage().AppendJSON(b); err == nil {
 			b = append(b, `,"assistantMessageEvent":`...)
 			b, err = ev.AppendWireJSON(b, nil)
 		}
@@ -218,7 +221,16 @@ func (e *MessageUpdateEvent) marshalReflect() ([]byte, error) {
 		Type                  string          `json:"type"`
 		Usage                 ai.Usage        `json:"usage"`
 		AssistantMessageEvent json.RawMessage `json:"assistantMessageEvent"`
-	}{EventMessageUpdate, e.Usage, ame})
+	}{EventMessageUpdate, *e.usage(), ame})
+}
+
+var zeroUsage ai.Usage
+
+func (e *MessageUpdateEvent) usage() *ai.Usage {
+	if e.Usage == nil {
+		return &zeroUsage
+	}
+	return e.Usage
 }
 
 // ToolResultPayload is a tool's result as events carry it.

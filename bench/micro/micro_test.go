@@ -99,10 +99,10 @@ func BenchmarkEncodeEvent(b *testing.B) {
 		ev   func() rpc.Event
 	}{
 		{"text_delta", func() rpc.Event {
-			return &rpc.MessageUpdateEvent{Usage: msg.Usage, AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, ContentIndex: 0, Delta: "w123 "}}
+			return &rpc.MessageUpdateEvent{Usage: &msg.Usage, AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, ContentIndex: 0, Delta: "w123 "}}
 		}},
 		{"text_delta_merged_5000", func() rpc.Event {
-			return &rpc.MessageUpdateEvent{Usage: msg.Usage, AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, ContentIndex: 0, Delta: long}}
+			return &rpc.MessageUpdateEvent{Usage: &msg.Usage, AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, ContentIndex: 0, Delta: long}}
 		}},
 		{"message_end_25kB", func() rpc.Event { return &rpc.MessageEndEvent{Message: msg} }},
 		{"agent_settled", func() rpc.Event { return &rpc.AgentSettledEvent{} }},

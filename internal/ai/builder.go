@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
 // Builder assembles an assistant message from a provider's stream and emits
@@ -24,6 +26,9 @@ type Builder struct {
 	// snapshot is b.Snapshot, bound once: a method value taken per event
 	// would allocate a closure for every delta.
 	snapshot func() *AssistantMessage
+	// usage is the copy of msg.Usage the events share until it changes
+	// (a copy per event would add 128 bytes to every delta).
+	usage *Usage
 }
 
 // NewBuilder starts a message for model. emit may be nil.
@@ -47,7 +52,11 @@ func NewBuilder(model *Model, thinkingLevel string, emit func(AssistantEvent)) *
 }
 
 func (b *Builder) send(ev AssistantEvent) {
-	ev.Usage = b.msg.Usage
+	if b.usage == nil || !sameUsage(b.usage, &b.msg.Usage) {
+		u := b.msg.Usage
+		b.usage = &u
+	}
+	ev.Usage = b.usage
 	if b.snapshot == nil {
 		b.snapshot = b.Snapshot
 	}
@@ -258,4 +267,18 @@ func setArguments(c *Content, s string) {
 	_ = json.Compact(&buf, []byte(t))
 	c.Arguments = json.RawMessage(buf.Bytes())
 	c.ArgumentsError = ""
+}
+
+// sameUsage reports whether a and b hold the same counts, cost and unknown
+// fields (the same Extra slice).
+func sameUsage(a, b *Usage) bool {
+	return a.Input == b.Input && a.Output == b.Output && a.CacheRead == b.CacheRead &&
+		a.CacheWrite == b.CacheWrite && a.TotalTokens == b.TotalTokens &&
+		a.Cost.Input == b.Cost.Input && a.Cost.Output == b.Cost.Output &&
+		a.Cost.CacheRead == b.Cost.CacheRead && a.Cost.CacheWrite == b.Cost.CacheWrite &&
+		a.Cost.Total == b.Cost.Total && sameExtra(a.Extra, b.Extra) && sameExtra(a.Cost.Extra, b.Cost.Extra)
+}
+
+func sameExtra(a, b jsonx.Extra) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -7,11 +7,15 @@ import "math/rand"
 func SetReflectOnly(b bool) { reflectOnly.Store(b) }
 
 // RandomUpdate returns random values for a message_update event.
-func RandomUpdate(r *rand.Rand, bad bool) (AssistantEvent, Usage, *AssistantMessage) {
+func RandomUpdate(r *rand.Rand, bad bool) (AssistantEvent, *Usage, *AssistantMessage) {
 	g := randGen{r}
 	var partial *AssistantMessage
 	if r.Intn(2) == 0 {
 		partial = g.assistant(bad)
 	}
-	return g.event(bad), g.usage(bad), partial
+	u := g.usage(bad)
+	if r.Intn(8) == 0 {
+		return g.event(bad), nil, partial // written as zero usage
+	}
+	return g.event(bad), &u, partial
 }

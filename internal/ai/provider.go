@@ -104,8 +104,10 @@ type AssistantEvent struct {
 	ID           string   // toolcall_start
 	ToolName     string   // toolcall_start
 	Reason       string   // done, error
-	// Usage is the message's usage as it stands at this event.
-	Usage Usage
+	// Usage is the message's usage as it stands at this event. It is shared
+	// by the events sent while the usage stays the same and must not be
+	// modified; events from a Builder always have it.
+	Usage *Usage
 	// Snapshot, when set, returns a complete copy of the message as it stands
 	// at this event. It is valid only during the emit call.
 	Snapshot func() *AssistantMessage

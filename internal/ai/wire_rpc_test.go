@@ -34,11 +34,15 @@ func TestMessageUpdateFastMatchesReflective(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
+		var usage ai.Usage // nil is written as zero usage
+		if e.Usage != nil {
+			usage = *e.Usage
+		}
 		return jsonx.MarshalReflect(struct {
 			Type                  string          `json:"type"`
 			Usage                 ai.Usage        `json:"usage"`
 			AssistantMessageEvent json.RawMessage `json:"assistantMessageEvent"`
-		}{rpc.EventMessageUpdate, e.Usage, ame})
+		}{rpc.EventMessageUpdate, usage, ame})
 	}
 	buf := []byte("prefix")
 	for i := 0; i < 2000; i++ {

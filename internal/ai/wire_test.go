@@ -151,7 +151,7 @@ func (g randGen) event(bad bool) AssistantEvent {
 		EvThinkingEnd, EvToolCallStart, EvToolCallDelta, EvToolCallEnd, EvDone, EvError, "other"}
 	e := AssistantEvent{
 		Type: types[g.r.Intn(len(types))], ContentIndex: g.r.Intn(5) - 1, Delta: g.str(),
-		Content: g.str(), ID: g.str(), ToolName: g.str(), Reason: g.str(), Usage: g.usage(bad),
+		Content: g.str(), ID: g.str(), ToolName: g.str(), Reason: g.str(), Usage: ptrTo(g.usage(bad)),
 	}
 	if g.r.Intn(3) != 0 {
 		c := g.content(bad)
@@ -243,3 +243,5 @@ func BenchmarkWireJSONTextDelta(b *testing.B) {
 		}
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

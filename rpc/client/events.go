@@ -186,9 +186,11 @@ func decodeMessageUpdate(raw []byte) (*rpc.MessageUpdateEvent, error) {
 		ev.Partial = w.AME.Partial
 	}
 	if w.Usage != nil {
-		ev.Usage = *w.Usage
+		ev.Usage = w.Usage
 	} else if ev.Partial != nil {
-		ev.Usage = ev.Partial.Usage
+		ev.Usage = &ev.Partial.Usage
+	} else {
+		ev.Usage = &ai.Usage{}
 	}
 	ev.AssistantMessageEvent.Usage = ev.Usage
 	return ev, nil

@@ -415,7 +415,7 @@ func TestUsageAndCost(t *testing.T) {
 		!near(u.Cost.Total, u.Cost.Input+u.Cost.Output+u.Cost.CacheRead) {
 		t.Errorf("cost %+v", u.Cost)
 	}
-	if done := rec.events[len(rec.events)-1]; done.Type != ai.EvDone || !reflect.DeepEqual(done.Usage, u) {
+	if done := rec.events[len(rec.events)-1]; done.Type != ai.EvDone || !reflect.DeepEqual(*done.Usage, u) {
 		t.Errorf("done event usage %+v", done.Usage)
 	}
 }
