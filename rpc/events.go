@@ -403,23 +403,105 @@ func (*ExtensionErrorEvent) EventType() string       { return EventExtensionErro
 
 // EncodeEvent writes an event as one JSON object (no newline).
 func EncodeEvent(ev Event) ([]byte, error) {
+	switch ev.(type) {
+	case *MessageStartEvent, *MessageEndEvent, *TurnEndEvent, *AgentEndEvent:
+		return AppendEvent(nil, ev)
+	}
 	SetType(ev)
 	return jsonx.Marshal(ev)
 }
 
-// AppendEvent appends what EncodeEvent returns to dst. message_update, the
-// event of every streamed delta, is written into dst's spare capacity
-// without allocating.
+// AppendEvent appends what EncodeEvent returns to dst. message_update (the
+// event of every streamed delta), message_start, message_end, turn_end and
+// agent_end (which carry whole messages) are written by hand-written
+// encoders into dst's spare capacity; a value those cannot write takes the
+// reflective path, with the same bytes or error.
 func AppendEvent(dst []byte, ev Event) ([]byte, error) {
 	SetType(ev)
-	if e, ok := ev.(*MessageUpdateEvent); ok && e != nil {
-		return jsonx.AppendWith(dst, ev, e.appendJSON)
+	switch e := ev.(type) {
+	case *MessageUpdateEvent:
+		if e != nil {
+			return jsonx.AppendWith(dst, ev, e.appendJSON)
+		}
+	case *MessageStartEvent:
+		if e != nil {
+			return jsonx.AppendWith(dst, ev, e.appendJSON)
+		}
+	case *MessageEndEvent:
+		if e != nil {
+			return jsonx.AppendWith(dst, ev, e.appendJSON)
+		}
+	case *TurnEndEvent:
+		if e != nil {
+			return jsonx.AppendWith(dst, ev, e.appendJSON)
+		}
+	case *AgentEndEvent:
+		if e != nil {
+			return jsonx.AppendWith(dst, ev, e.appendJSON)
+		}
 	}
 	b, err := jsonx.Marshal(ev)
 	if err != nil {
 		return dst, err
 	}
 	return append(dst, b...), nil
+}
+
+// appendMessageEvent appends {"type":typ,"message":m}, the form of
+// message_start and message_end.
+func appendMessageEvent(b []byte, typ string, m ai.Message) ([]byte, error) {
+	b = append(b, `{"type":`...)
+	b = jsonx.AppendString(b, typ)
+	b = append(b, `,"message":`...)
+	b, err := ai.AppendMessage(b, m)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+func (e *MessageStartEvent) appendJSON(b []byte) ([]byte, error) {
+	return appendMessageEvent(b, e.Type, e.Message)
+}
+
+func (e *MessageEndEvent) appendJSON(b []byte) ([]byte, error) {
+	return appendMessageEvent(b, e.Type, e.Message)
+}
+
+func (e *TurnEndEvent) appendJSON(b []byte) ([]byte, error) {
+	b, err := appendMessageEvent(b, e.Type, e.Message)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b[:len(b)-1], `,"toolResults":[`...)
+	for i, tr := range e.ToolResults {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if tr == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		r, err := jsonx.Marshal(tr)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, r...)
+	}
+	return append(b, "]}"...), nil
+}
+
+func (e *AgentEndEvent) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"type":`...)
+	b = jsonx.AppendString(b, e.Type)
+	b = append(b, `,"messages":`...)
+	b, err := ai.AppendMessages(b, e.Messages)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"willRetry":`...)
+	b = jsonx.AppendBool(b, e.WillRetry)
+	return append(b, '}'), nil
 }
 
 // Marshal encodes a protocol value as JSON.stringify would.

@@ -303,3 +303,30 @@ func (ms Messages) appendJSON(dst []byte) ([]byte, error) {
 	}
 	return append(dst, ']'), nil
 }
+
+// AppendMessage appends m as encoding/json (jsonx.Marshal) writes it as a
+// Message member of a larger value: nil as null, an assistant message with
+// its fast encoder, any other message as jsonx.Marshal writes it. An error
+// means the caller should take its reflective path (which gives the error
+// text).
+func AppendMessage(dst []byte, m Message) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	if a, ok := m.(*AssistantMessage); ok && a != nil {
+		return a.AppendJSON(dst)
+	}
+	b, err := jsonx.Marshal(m)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// AppendMessages appends ms as Messages.MarshalJSON writes it (nil as []).
+func AppendMessages(dst []byte, ms Messages) ([]byte, error) {
+	if ms == nil {
+		return append(dst, "[]"...), nil
+	}
+	return ms.appendJSON(dst)
+}
