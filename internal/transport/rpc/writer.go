@@ -56,8 +56,12 @@ type writer struct {
 
 	frames int64 // lines written (for tests and benchmarks)
 	err    error
-	buf    []byte // reused to encode events (loop goroutine only)
+	buf    []byte   // reused to encode events (loop goroutine only)
+	free   []*frame // written frames, for reuse (at most maxFreeFrames)
 }
+
+// maxFreeFrames bounds the written frames kept for reuse.
+const maxFreeFrames = 64
 
 func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 	wr := &writer{
@@ -118,7 +122,14 @@ func (w *writer) event(ev rpc.Event) {
 			delete(w.seenBlock, blockKey{w.msgSeq, ame.ContentIndex, deltaTypeOf(ame.Type)})
 		}
 	}
-	queued := new(frame)
+	var queued *frame
+	if n := len(w.free); n > 0 {
+		queued = w.free[n-1]
+		w.free[n-1] = nil
+		w.free = w.free[:n-1]
+	} else {
+		queued = new(frame)
+	}
 	*queued = f
 	w.queue = append(w.queue, queued)
 	w.cond.Signal()
@@ -164,8 +175,18 @@ func (w *writer) close() {
 
 func (w *writer) loop() {
 	defer close(w.done)
+	var written *frame
 	for {
 		w.mu.Lock()
+		if written != nil {
+			// Nothing refers to a written frame any more: keep it for
+			// the next event (one frame per delta at interval 0).
+			if len(w.free) < maxFreeFrames {
+				*written = frame{}
+				w.free = append(w.free, written)
+			}
+			written = nil
+		}
 		for len(w.queue) == 0 && !w.closed {
 			w.cond.Wait()
 		}
@@ -195,14 +216,16 @@ func (w *writer) loop() {
 		}
 		w.mu.Unlock()
 		w.write(f)
+		written = f
 		if !more {
 			w.flush()
 		}
 	}
 }
 
-// maxReusedBuf bounds the encoding buffer the writer keeps between frames.
-const maxReusedBuf = 16 << 10
+// maxReusedBuf bounds the encoding buffer the writer keeps between frames
+// (big enough for the message_end, turn_end and agent_end of a long reply).
+const maxReusedBuf = 64 << 10
 
 func (w *writer) write(f *frame) {
 	var b []byte
