@@ -14,6 +14,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
@@ -331,15 +332,16 @@ func userContent(u ai.UserContent) string {
 	return b.String()
 }
 
+// Compiled when first needed (not at start-up of every mode).
 var (
-	imageMime = regexp.MustCompile(`^image/(png|jpeg|jpg|gif|webp)$`)
-	base64Re  = regexp.MustCompile(`^[A-Za-z0-9+/=\r\n]*$`)
+	imageMime = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^image/(png|jpeg|jpg|gif|webp)$`) })
+	base64Re  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/=\r\n]*$`) })
 )
 
 // image shows an image block inline as a data: URI (the page stays
 // self-contained); other types are named only.
 func image(c *ai.Content) string {
-	if imageMime.MatchString(c.MimeType) && base64Re.MatchString(c.Data) {
+	if imageMime().MatchString(c.MimeType) && base64Re().MatchString(c.Data) {
 		return `<div class="image"><img alt="image" src="data:` + c.MimeType + `;base64,` + c.Data + `"></div>` + "\n"
 	}
 	return `<div class="sub">[image: ` + esc(c.MimeType) + "]</div>\n"

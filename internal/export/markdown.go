@@ -5,6 +5,7 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -101,7 +102,9 @@ func renderAutoLink(w util.BufWriter, source []byte, n ast.Node, entering bool) 
 }
 
 // dataImage matches the inline images the export keeps.
-var dataImage = regexp.MustCompile(`^data:image/(png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=\s]+$`)
+var dataImage = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^data:image/(png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=\s]+$`)
+})
 
 func renderImage(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
@@ -110,7 +113,7 @@ func renderImage(w util.BufWriter, source []byte, n ast.Node, entering bool) (as
 	img := n.(*ast.Image)
 	alt := plainText(n, source)
 	dest := string(img.Destination)
-	if dataImage.MatchString(dest) {
+	if dataImage().MatchString(dest) {
 		_, _ = w.WriteString(`<img src="` + html.EscapeString(dest) + `" alt="` + html.EscapeString(alt) + `">`)
 		return ast.WalkSkipChildren, nil
 	}

@@ -216,7 +216,7 @@ func splitFrontmatter(text string) (map[string]fmValue, string, error) {
 	}
 	var key string
 	sc := bufio.NewScanner(strings.NewReader(head))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	sc.Buffer(nil, 1024*1024) // grows as needed (64 kB per call was start-up garbage)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		trimmed := strings.TrimSpace(line)
