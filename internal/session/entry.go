@@ -644,12 +644,58 @@ func encode(e *Entry) error {
 	default:
 		return errUnknownType(e.Type)
 	}
+	if m, ok := v.(messageEntryJSON); ok {
+		// Message entries (one per message of every turn) are appended
+		// by hand, with the reflective encoder as the fallback.
+		b, err := jsonx.AppendWith(make([]byte, 0, messageSizeHint(m.Message)), v, m.appendJSON)
+		if err != nil {
+			return err
+		}
+		e.Raw = b
+		return nil
+	}
 	b, err := jsonx.Marshal(v)
 	if err != nil {
 		return err
 	}
 	e.Raw = b
 	return nil
+}
+
+// appendJSON appends the entry as jsonx.Marshal writes it.
+func (m messageEntryJSON) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"type":`...)
+	b = jsonx.AppendString(b, m.Type)
+	b = append(b, `,"id":`...)
+	b = jsonx.AppendString(b, m.ID)
+	b = append(b, `,"parentId":`...)
+	if m.ParentID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = jsonx.AppendString(b, *m.ParentID)
+	}
+	b = append(b, `,"timestamp":`...)
+	b = jsonx.AppendString(b, m.Timestamp)
+	b = append(b, `,"message":`...)
+	b, err := ai.AppendMessage(b, m.Message)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// messageSizeHint estimates the encoded size of a message entry, so that
+// a long assistant message is written without growing the buffer.
+func messageSizeHint(m ai.Message) int {
+	n := 512
+	if a, ok := m.(*ai.AssistantMessage); ok && a != nil {
+		for i := range a.Content {
+			c := &a.Content[i]
+			n += 64 + len(c.Text) + len(c.Thinking) + len(c.Arguments) + len(c.TextSignature) + len(c.ThinkingSignature)
+		}
+		n += n / 16 // escapes
+	}
+	return n
 }
 
 type errUnknownType string
