@@ -261,7 +261,18 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	if info.FirstMessage == "" {
 		info.FirstMessage = "(no messages)"
 	}
-	info.AllMessagesText = strings.Join(texts, " ")
+	switch len(texts) {
+	case 0:
+	case 1:
+		// strings.Join would return the text itself, which aliases data.
+		if texts[0] == info.FirstMessage {
+			info.AllMessagesText = info.FirstMessage
+		} else {
+			info.AllMessagesText = strings.Clone(texts[0])
+		}
+	default:
+		info.AllMessagesText = strings.Join(texts, " ")
+	}
 	switch {
 	case hasActivity:
 		info.Modified = time.UnixMilli(lastActivity)
