@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,35 @@ type Info struct {
 	MessageCount      int       // message entries
 	FirstMessage      string    // text of the first user message, "(no messages)" if none
 	AllMessagesText   string    // user and assistant texts joined by spaces
+
+	// Memo belongs to the listing cache entry this Info came from (nil
+	// for an Info built elsewhere). A file that is read again gets a new
+	// entry with a new Memo, so what a caller keeps there (browse keeps
+	// the session's encoded list item) is dropped exactly when the cached
+	// Info is. Whoever changes a field of an Info must set Memo to nil.
+	Memo *Memo
+}
+
+// Memo is a slot for one value derived from a cached Info. Its methods are
+// safe for concurrent use and do nothing on a nil Memo.
+type Memo struct{ v atomic.Pointer[any] }
+
+// Load returns the value stored, or nil.
+func (m *Memo) Load() any {
+	if m == nil {
+		return nil
+	}
+	if p := m.v.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Store keeps v (the last Store wins).
+func (m *Memo) Store(v any) {
+	if m != nil {
+		m.v.Store(&v)
+	}
 }
 
 type cacheEntry struct {
@@ -133,18 +163,25 @@ func infos(files []string, cwdFilter string) []Info {
 		}()
 	}
 	wg.Wait()
-	out := make([]Info, 0, len(files))
-	for _, r := range results {
-		if r.ok && (cwdFilter == "" || r.info.Cwd == cwdFilter) {
-			out = append(out, r.info)
+	// Sorted through indices: an Info is large, and moving 2,000 of them
+	// around cost more than the stats of a warm listing.
+	idx := make([]int32, 0, len(files))
+	for i := range results {
+		if r := &results[i]; r.ok && (cwdFilter == "" || r.info.Cwd == cwdFilter) {
+			idx = append(idx, int32(i))
 		}
 	}
-	sort.SliceStable(out, func(a, b int) bool {
-		if !out[a].Modified.Equal(out[b].Modified) {
-			return out[a].Modified.After(out[b].Modified)
+	slices.SortFunc(idx, func(a, b int32) int {
+		x, y := &results[a].info, &results[b].info
+		if c := y.Modified.Compare(x.Modified); c != 0 {
+			return c
 		}
-		return out[a].Path > out[b].Path
+		return strings.Compare(y.Path, x.Path)
 	})
+	out := make([]Info, len(idx))
+	for k, i := range idx {
+		out[k] = results[i].info
+	}
 	return out
 }
 
@@ -152,12 +189,13 @@ func infos(files []string, cwdFilter string) []Info {
 // buffer.
 func infoOf(path string, buf []byte) (cacheEntry, []byte) {
 	// A cache hit costs one stat (opening the file would cost three
-	// system calls, slow on small VMs with thousands of files).
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		listCacheMu.RLock()
-		c, hit := listCache[path]
-		listCacheMu.RUnlock()
-		if hit && c.size == fi.Size() && c.mtime == fi.ModTime().UnixNano() {
+	// system calls, slow on small VMs with thousands of files); a file
+	// not cached yet is opened at once.
+	listCacheMu.RLock()
+	c, hit := listCache[path]
+	listCacheMu.RUnlock()
+	if hit {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && c.size == fi.Size() && c.mtime == fi.ModTime().UnixNano() {
 			return c, buf
 		}
 	}
@@ -180,7 +218,8 @@ func infoOf(path string, buf []byte) (cacheEntry, []byte) {
 		return cacheEntry{}, buf
 	}
 	info, ok := scanInfo(path, buf[:n], fi.ModTime())
-	c := cacheEntry{size: size, mtime: mtime, info: info, ok: ok}
+	info.Memo = new(Memo)
+	c = cacheEntry{size: size, mtime: mtime, info: info, ok: ok}
 	listCacheMu.Lock()
 	listCache[path] = c
 	listCacheMu.Unlock()

@@ -14,8 +14,9 @@ import (
 // frame is one outgoing line, encoded when the writer gets to it.
 type frame struct {
 	ev   rpc.Event     // an event, or
-	resp *rpc.Response // a response
-	raw  []byte        // or pre-encoded JSON
+	resp *rpc.Response // a response, its data in body when that is set,
+	body streamedData
+	raw  []byte // or pre-encoded JSON
 
 	// delta merging (message_update *_delta frames only)
 	block   blockKey
@@ -137,6 +138,11 @@ func (w *writer) response(r *rpc.Response) {
 	w.push(&frame{resp: r})
 }
 
+// respond queues a response whose data, when body is not nil, is body's.
+func (w *writer) respond(r *rpc.Response, body streamedData) {
+	w.push(&frame{resp: r, body: body})
+}
+
 // raw queues pre-encoded JSON.
 func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
 
@@ -209,7 +215,13 @@ func (w *writer) write(f *frame) {
 		head, tail := f.resp.Frame()
 		if w.err == nil {
 			w.out.Write(head)
-			w.out.Write(f.resp.Data)
+			if f.body != nil {
+				// Frame wrote no data member: the response has no Data.
+				w.out.WriteString(`,"data":`)
+				f.body.WriteTo(w.out)
+			} else {
+				w.out.Write(f.resp.Data)
+			}
 			w.out.Write(tail)
 			if err := w.out.WriteByte('\n'); err != nil {
 				w.err = err
