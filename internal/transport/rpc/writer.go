@@ -48,6 +48,8 @@ type writer struct {
 	closed   bool
 	done     chan struct{}
 	out      *bufio.Writer
+	dst      io.Writer // what out writes to
+	grown    bool      // growPipe(dst) was called
 	interval time.Duration
 	errOut   io.Writer
 
@@ -63,6 +65,7 @@ func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 	wr := &writer{
 		done:      make(chan struct{}),
 		out:       bufio.NewWriterSize(w, 64<<10),
+		dst:       w,
 		interval:  interval,
 		errOut:    errOut,
 		seenBlock: map[blockKey]bool{},
@@ -132,6 +135,9 @@ func deltaTypeOf(endType string) string {
 		return ai.EvToolCallDelta
 	}
 }
+
+// bigAnswer is the size of answer from which the output pipe is grown.
+const bigAnswer = 256 << 10
 
 // response queues a response.
 func (w *writer) response(r *rpc.Response) {
@@ -213,6 +219,11 @@ func (w *writer) write(f *frame) {
 	case f.resp != nil:
 		// Written in three pieces: a large answer is not copied again.
 		head, tail := f.resp.Frame()
+		if !w.grown && (f.body != nil || len(f.resp.Data) > bigAnswer) {
+			// Only a client that gets large answers gets a larger pipe.
+			w.grown = true
+			growPipe(w.dst)
+		}
 		if w.err == nil {
 			w.out.Write(head)
 			if f.body != nil {
