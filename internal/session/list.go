@@ -123,18 +123,31 @@ func ListAll(sessionsRoot string) ([]Info, error) {
 	return infos(files, ""), nil
 }
 
+// sessionFiles returns the paths of the .jsonl files in dir, in the
+// directory's order (listings sort what they read; MostRecent sorts by
+// name first, as it always did, for its ties).
 func sessionFiles(dir string) ([]string, error) {
-	des, err := os.ReadDir(dir)
+	f, err := os.Open(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	// filepath.Join(dir, name) without cleaning every path: a directory
+	// entry's name holds no separator and is neither "." nor "..", so only
+	// dir's part changes.
+	prefix := filepath.Join(dir, "x")
+	prefix = prefix[:len(prefix)-1]
 	files := make([]string, 0, len(des))
 	for _, de := range des {
-		if strings.HasSuffix(de.Name(), ".jsonl") && !de.IsDir() {
-			files = append(files, filepath.Join(dir, de.Name()))
+		if name := de.Name(); strings.HasSuffix(name, ".jsonl") && !de.IsDir() {
+			files = append(files, prefix+name)
 		}
 	}
 	return files, nil
@@ -416,8 +429,7 @@ func scanContentText(c *cur) string {
 				v := c.raw()
 				isText = string(v) == `"text"`
 			case k == "text":
-				v := c.raw()
-				text, _ = str(v)
+				text = strOrSkip(c)
 			default:
 				c.raw()
 			}
@@ -432,6 +444,28 @@ func scanContentText(c *cur) string {
 	return strings.Join(parts, " ")
 }
 
+// strOrSkip is str(c.raw()) reading a string once: a string value is
+// validated and decoded in one pass (an alias of c.b when it is plain),
+// anything else is skipped (validated) and reads as "".
+func strOrSkip(c *cur) string {
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		c.raw()
+		return ""
+	}
+	s := c.i
+	e, plain := scanString(c.b, s)
+	if e < 0 {
+		c.bad = true
+		return ""
+	}
+	c.i = e
+	if plain {
+		return alias(c.b[s+1 : e-1])
+	}
+	v, _ := unquote(c.b[s:e])
+	return v
+}
+
 // MostRecent returns the newest valid session file in dir by mtime ("" if
 // there is none), for -c/--continue.
 func MostRecent(dir string) (string, error) {
@@ -439,6 +473,7 @@ func MostRecent(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	slices.Sort(files) // os.ReadDir's order, for mtime ties
 	type fm struct {
 		path  string
 		mtime time.Time
