@@ -3,12 +3,9 @@ package browse
 import (
 	"bufio"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/pisces-agent/pisces/internal/session"
 )
@@ -17,9 +14,12 @@ import (
 // sessions: the bytes of ListSessions(infos, q).MarshalJSON(), never joined
 // into one buffer. Each session's item is encoded once per listing cache
 // entry (kept in its Info's Memo), so a repeated listing of unchanged
-// sessions only picks fragments and writes them out.
+// sessions only picks fragments and writes them out. An item not encoded
+// yet is encoded when it is first written: on a first listing, encoding
+// goes on while the client reads what is already written.
 type ListJSON struct {
-	items    []*encodedItem
+	page     []*session.Info
+	items    []*encodedItem // nil: not encoded yet
 	withText bool
 	total    int
 }
@@ -33,53 +33,27 @@ type encodedItem struct {
 }
 
 // ListSessionsJSON is ListSessions encoded: the same filtering, order,
-// paging and bytes.
+// paging and bytes. The infos must not change until the answer is
+// written.
 func ListSessionsJSON(infos []session.Info, q ListQuery) *ListJSON {
 	page, total := listPage(infos, q)
 	items := make([]*encodedItem, len(page))
-	var missing []int
 	for i, in := range page {
-		if e, ok := in.Memo.Load().(*encodedItem); ok {
-			items[i] = e
-		} else {
-			missing = append(missing, i)
-		}
+		items[i], _ = in.Memo.Load().(*encodedItem)
 	}
-	encodeMissing(page, items, missing)
-	return &ListJSON{items: items, withText: q.IncludeText == nil || *q.IncludeText, total: total}
+	return &ListJSON{page: page, items: items, withText: q.IncludeText == nil || *q.IncludeText, total: total}
 }
 
-// encodeMissing encodes the items not memoised yet (all of them on a first
-// listing), in parallel when there are many.
-func encodeMissing(page []*session.Info, items []*encodedItem, missing []int) {
-	enc := func(i int) {
-		e := encodeItem(page[i])
-		page[i].Memo.Store(e)
-		items[i] = e
+// item returns the encoded item i, encoding (and memoising) it if needed.
+// Not safe for concurrent use on one ListJSON.
+func (l *ListJSON) item(i int) *encodedItem {
+	if e := l.items[i]; e != nil {
+		return e
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(missing)/64)
-	if workers <= 1 {
-		for _, i := range missing {
-			enc(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= len(missing) {
-					return
-				}
-				enc(missing[k])
-			}
-		}()
-	}
-	wg.Wait()
+	e := encodeItem(l.page[i])
+	l.page[i].Memo.Store(e)
+	l.items[i] = e
+	return e
 }
 
 // encodeItem writes what ListResult.MarshalJSON writes for the item of in
@@ -140,7 +114,8 @@ func listPage(infos []session.Info, q ListQuery) (page []*session.Info, total in
 // Len is the length of the answer in bytes.
 func (l *ListJSON) Len() int {
 	n := len(`{"sessions":[],"total":`) + len(strconv.Itoa(l.total)) + 1
-	for i, e := range l.items {
+	for i := range l.items {
+		e := l.item(i)
 		if i > 0 {
 			n++
 		}
@@ -156,7 +131,8 @@ func (l *ListJSON) Len() int {
 // AppendTo appends the answer to b.
 func (l *ListJSON) AppendTo(b []byte) []byte {
 	b = append(b, `{"sessions":[`...)
-	for i, e := range l.items {
+	for i := range l.items {
+		e := l.item(i)
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -195,7 +171,8 @@ func (l *ListJSON) WriteTo(w io.Writer) (int64, error) {
 	var scratch [24]byte
 	comma, brace := []byte{','}, []byte{'}'}
 	write(append(scratch[:0], `{"sessions":[`...))
-	for i, e := range l.items {
+	for i := range l.items {
+		e := l.item(i)
 		if i > 0 {
 			write(comma)
 		}
