@@ -204,3 +204,21 @@ func TestListSessionsJSONConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Answers of several chunks, and an item larger than a chunk.
+func TestListJSONWriteToChunks(t *testing.T) {
+	big := strings.Repeat("word ", 300000) // 1.5 MB
+	var infos []session.Info
+	for i := range 3000 {
+		text := strings.Repeat(fmt.Sprintf("t%d ", i), 100)
+		if i == 1500 {
+			text = big
+		}
+		infos = append(infos, session.Info{Path: fmt.Sprintf("/s/%04d.jsonl", i), ID: fmt.Sprint(i), Modified: time.Unix(int64(10000-i), 0), FirstMessage: "f", AllMessagesText: text, Memo: new(session.Memo)})
+	}
+	no := false
+	for _, q := range []ListQuery{{}, {IncludeText: &no}, {Offset: 1499, Limit: 3}} {
+		checkListJSON(t, infos, q) // encodes
+		checkListJSON(t, infos, q) // from the memos
+	}
+}
