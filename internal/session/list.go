@@ -336,6 +336,17 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	return info, true
 }
 
+// The keys of session lines in the order pi writes them, so that
+// knownKey finds most of them with a few word compares (any other key is
+// scanned as before; the order is a guess, never a requirement).
+var (
+	listEntryKeys      = newKeySet([]string{"type", "id", "parentId", "timestamp", "message"})
+	listUserKeys       = newKeySet([]string{"role", "content", "timestamp"})
+	listAssistantKeys  = newKeySet([]string{"role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId"})
+	listToolResultKeys = newKeySet([]string{"role", "toolCallId", "toolName", "content", "details", "isError", "timestamp"})
+	listBlockKeys      = newKeySet([]string{"type", "text", "thinking", "thinkingSignature", "id", "name", "arguments"})
+)
+
 type listLine struct {
 	typ, name, role, text string
 	ets, mts              []byte
@@ -351,8 +362,9 @@ func scanListLine(line []byte) (listLine, bool) {
 		return l, false
 	}
 	first := true
+	at := 0
 	for !c.bad && c.next('}', &first) {
-		switch k := c.key(); {
+		switch k := c.knownKey(listEntryKeys, &at); {
 		case c.bad:
 		case k == "type":
 			l.typ = c.str()
@@ -381,12 +393,19 @@ func scanListMessage(c *cur, l *listLine) {
 	}
 	c.i++
 	first := true
+	ks, at := listUserKeys, 0
 	for !c.bad && c.next('}', &first) {
-		switch k := c.key(); {
+		switch k := c.knownKey(ks, &at); {
 		case c.bad:
 		case k == "role":
 			v := c.raw()
 			l.role, _ = str(v)
+			switch l.role {
+			case ai.RoleAssistant:
+				ks = listAssistantKeys
+			case ai.RoleToolResult:
+				ks = listToolResultKeys
+			}
 		case k == "timestamp":
 			l.mts = c.raw()
 		case k == "content" && (l.role == "" || l.role == ai.RoleUser || l.role == ai.RoleAssistant):
@@ -422,8 +441,9 @@ func scanContentText(c *cur) string {
 		bfirst := true
 		isText := false
 		text := ""
+		at := 0
 		for !c.bad && c.next('}', &bfirst) {
-			switch k := c.key(); {
+			switch k := c.knownKey(listBlockKeys, &at); {
 			case c.bad:
 			case k == "type":
 				v := c.raw()
