@@ -22,6 +22,7 @@ type ListJSON struct {
 	items    []*encodedItem // nil: not encoded yet
 	withText bool
 	total    int
+	hint     int // about the length of the answer
 }
 
 // encodedItem is one session's list item with its allMessagesText:
@@ -37,12 +38,21 @@ type encodedItem struct {
 // written.
 func ListSessionsJSON(infos []session.Info, q ListQuery) *ListJSON {
 	page, total := listPage(infos, q)
+	withText := q.IncludeText == nil || *q.IncludeText
 	items := make([]*encodedItem, len(page))
+	hint := 32
 	for i, in := range page {
 		items[i], _ = in.Memo.Load().(*encodedItem)
+		hint += 200 + len(in.Path) + len(in.Cwd) + len(in.Name) + len(in.FirstMessage)
+		if withText {
+			hint += len(in.AllMessagesText)
+		}
 	}
-	return &ListJSON{page: page, items: items, withText: q.IncludeText == nil || *q.IncludeText, total: total}
+	return &ListJSON{page: page, items: items, withText: withText, total: total, hint: hint}
 }
+
+// SizeHint is about the length of the answer, known without encoding it.
+func (l *ListJSON) SizeHint() int { return l.hint }
 
 // item returns the encoded item i, encoding (and memoising) it if needed.
 // Not safe for concurrent use on one ListJSON.

@@ -222,3 +222,19 @@ func TestListJSONWriteToChunks(t *testing.T) {
 		checkListJSON(t, infos, q) // from the memos
 	}
 }
+
+// SizeHint is near the length of the answer (the RPC writer grows its pipe
+// for answers over 256 KiB by it).
+func TestListJSONSizeHint(t *testing.T) {
+	var infos []session.Info
+	for i := range 500 {
+		infos = append(infos, session.Info{Path: fmt.Sprintf("/s/%04d.jsonl", i), ID: fmt.Sprint(i), Modified: time.Unix(int64(i), 0), FirstMessage: "f", AllMessagesText: strings.Repeat("w ", 500)})
+	}
+	no := false
+	for _, q := range []ListQuery{{}, {IncludeText: &no}, {Limit: 1}} {
+		l := ListSessionsJSON(infos, q)
+		if h, n := l.SizeHint(), l.Len(); h < n/2 || h > 2*n {
+			t.Errorf("%+v: hint %d for %d bytes", q, h, n)
+		}
+	}
+}

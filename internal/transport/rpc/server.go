@@ -253,6 +253,7 @@ var slowCommands = map[string]bool{
 type streamedData interface {
 	json.Marshaler
 	io.WriterTo
+	SizeHint() int // about the length of the JSON
 }
 
 // run calls a handler, turning errors and panics into error responses. A

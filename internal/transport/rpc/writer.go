@@ -14,9 +14,9 @@ import (
 // frame is one outgoing line, encoded when the writer gets to it.
 type frame struct {
 	ev   rpc.Event     // an event, or
-	resp *rpc.Response // a response, its data in body when that is set,
-	body streamedData
-	raw  []byte // or pre-encoded JSON
+	resp *rpc.Response // a response, its data in body if that is set
+	body streamedData  // (written in pieces), or
+	raw  []byte        // or pre-encoded JSON
 
 	// delta merging (message_update *_delta frames only)
 	block   blockKey
@@ -219,7 +219,7 @@ func (w *writer) write(f *frame) {
 	case f.resp != nil:
 		// Written in three pieces: a large answer is not copied again.
 		head, tail := f.resp.Frame()
-		if !w.grown && (f.body != nil || len(f.resp.Data) > bigAnswer) {
+		if !w.grown && (len(f.resp.Data) > bigAnswer || f.body != nil && f.body.SizeHint() > bigAnswer) {
 			// Only a client that gets large answers gets a larger pipe.
 			w.grown = true
 			growPipe(w.dst)

@@ -15,6 +15,7 @@ import (
 type rawBody []byte
 
 func (b rawBody) MarshalJSON() ([]byte, error) { return b, nil }
+func (b rawBody) SizeHint() int                { return len(b) }
 func (b rawBody) WriteTo(w io.Writer) (int64, error) {
 	n, err := w.Write(b)
 	return int64(n), err
