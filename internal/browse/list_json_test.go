@@ -238,3 +238,26 @@ func TestListJSONSizeHint(t *testing.T) {
 		}
 	}
 }
+
+// appendText writes what appendString writes, whatever the bytes.
+func TestAppendTextMatchesAppendString(t *testing.T) {
+	base := strings.Repeat("plain words and more plain words ", 3)
+	specials := []string{"", "\"", "\\", "\x00", "\x1f", "\x7f", "\x80", "é", "\u2028", "\xed\xa0\x80", "\xff", " ", "~"}
+	check := func(s string) {
+		t.Helper()
+		if got, want := string(appendText(nil, s)), string(appendString(nil, s)); got != want {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	}
+	for _, sp := range specials {
+		for pos := 0; pos <= len(base); pos += 7 {
+			check(base[:pos] + sp + base[pos:])
+		}
+		check(sp)
+	}
+	for c := 0; c < 256; c++ {
+		for n := 1; n <= 40; n++ {
+			check(strings.Repeat("a", n-1) + string([]byte{byte(c)}))
+		}
+	}
+}
