@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -208,35 +207,31 @@ func infoOf(path string, buf []byte) (cacheEntry, []byte) {
 	c, hit := listCache[path]
 	listCacheMu.RUnlock()
 	if hit {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && c.size == fi.Size() && c.mtime == fi.ModTime().UnixNano() {
+		if size, mtime, ok := statListFile(path); ok && c.size == size && c.mtime == mtime {
 			return c, buf
 		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	data, size, modTime, ok, buf := readListFile(path, buf)
+	if !ok {
 		return cacheEntry{}, buf
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return cacheEntry{}, buf
-	}
-	size, mtime := fi.Size(), fi.ModTime().UnixNano()
-	if int64(cap(buf)) < size+1 {
-		buf = make([]byte, 0, size+size/4+512)
-	}
-	buf = buf[:cap(buf)]
-	n, err := io.ReadFull(f, buf[:size])
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return cacheEntry{}, buf
-	}
-	info, ok := scanInfo(path, buf[:n], fi.ModTime())
+	mtime := modTime.UnixNano()
+	info, ok := scanInfo(path, data, modTime)
 	info.Memo = new(Memo)
 	c = cacheEntry{size: size, mtime: mtime, info: info, ok: ok}
 	listCacheMu.Lock()
 	listCache[path] = c
 	listCacheMu.Unlock()
 	return c, buf
+}
+
+// growListBuf returns buf with room for a file of size bytes (and one
+// more), its length its capacity.
+func growListBuf(buf []byte, size int64) []byte {
+	if int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+size/4+512)
+	}
+	return buf[:cap(buf)]
 }
 
 func parseISO(ts string) (time.Time, bool) {
