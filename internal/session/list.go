@@ -164,13 +164,13 @@ func infos(files []string, cwdFilter string) []Info {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte
+			var s listScratch
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(files) {
 					return
 				}
-				results[i], buf = infoOf(files[i], buf)
+				results[i] = infoOf(files[i], &s)
 			}
 		}()
 	}
@@ -197,9 +197,14 @@ func infos(files []string, cwdFilter string) []Info {
 	return out
 }
 
-// infoOf returns the (cached) info of one file; buf is a reusable read
-// buffer.
-func infoOf(path string, buf []byte) (cacheEntry, []byte) {
+// listScratch is what a listing worker reuses from file to file.
+type listScratch struct {
+	buf   []byte   // the file read
+	texts []string // its texts (aliases of buf)
+}
+
+// infoOf returns the (cached) info of one file.
+func infoOf(path string, s *listScratch) cacheEntry {
 	// A cache hit costs one stat (opening the file would cost three
 	// system calls, slow on small VMs with thousands of files); a file
 	// not cached yet is opened at once.
@@ -208,21 +213,22 @@ func infoOf(path string, buf []byte) (cacheEntry, []byte) {
 	listCacheMu.RUnlock()
 	if hit {
 		if size, mtime, ok := statListFile(path); ok && c.size == size && c.mtime == mtime {
-			return c, buf
+			return c
 		}
 	}
-	data, size, modTime, ok, buf := readListFile(path, buf)
+	data, size, modTime, ok, buf := readListFile(path, s.buf)
+	s.buf = buf
 	if !ok {
-		return cacheEntry{}, buf
+		return cacheEntry{}
 	}
 	mtime := modTime.UnixNano()
-	info, ok := scanInfo(path, data, modTime)
+	info, ok := scanInfo(path, data, modTime, s)
 	info.Memo = new(Memo)
 	c = cacheEntry{size: size, mtime: mtime, info: info, ok: ok}
 	listCacheMu.Lock()
 	listCache[path] = c
 	listCacheMu.Unlock()
-	return c, buf
+	return c
 }
 
 // growListBuf returns buf with room for a file of size bytes (and one
@@ -240,8 +246,9 @@ func parseISO(ts string) (time.Time, bool) {
 }
 
 // scanInfo reads what a listing needs from a session file without decoding
-// its messages. The strings it keeps are copies: data is reused.
-func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
+// its messages. The strings it keeps are copies: data is reused (and so
+// is s.texts).
+func scanInfo(path string, data []byte, mtime time.Time, s *listScratch) (Info, bool) {
 	info := Info{Path: path}
 	pos := 0
 	var h Header
@@ -265,7 +272,8 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	info.ID, info.Cwd, info.ParentSessionPath = strings.Clone(h.ID), strings.Clone(h.Cwd), strings.Clone(h.ParentSession)
 	info.Created, _ = parseISO(h.Timestamp)
 
-	var texts []string
+	texts := s.texts[:0]
+	defer func() { s.texts = texts }()
 	var lastActivity int64
 	hasActivity := false
 	for pos < len(data) {
