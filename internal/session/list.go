@@ -205,9 +205,9 @@ type listScratch struct {
 
 // infoOf returns the (cached) info of one file.
 func infoOf(path string, s *listScratch) cacheEntry {
-	// A cache hit costs one stat (opening the file would cost three
+	// A cache hit costs one stat (reading the file would cost four
 	// system calls, slow on small VMs with thousands of files); a file
-	// not cached yet is opened at once.
+	// not cached yet is read at once.
 	listCacheMu.RLock()
 	c, hit := listCache[path]
 	listCacheMu.RUnlock()
