@@ -2,7 +2,6 @@ package browse
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -67,28 +66,9 @@ func ISOTime(t time.Time) string {
 
 // ListSessions filters, sorts (newest modified first) and pages infos.
 func ListSessions(infos []session.Info, q ListQuery) ListResult {
-	needle := strings.ToLower(q.Query)
-	matched := make([]*session.Info, 0, len(infos))
-	for i := range infos {
-		in := &infos[i]
-		if needle != "" && !containsFold(in.Name, needle) && !containsFold(in.FirstMessage, needle) && !containsFold(in.AllMessagesText, needle) {
-			continue
-		}
-		matched = append(matched, in)
-	}
-	sort.SliceStable(matched, func(a, b int) bool { return matched[a].Modified.After(matched[b].Modified) })
-
-	res := ListResult{Total: len(matched), Sessions: []SessionItem{}}
-	off := max(q.Offset, 0)
-	if off > len(matched) {
-		off = len(matched)
-	}
-	page := matched[off:]
-	if q.Limit > 0 && q.Limit < len(page) {
-		page = page[:q.Limit]
-	}
+	page, total := listPage(infos, q)
 	withText := q.IncludeText == nil || *q.IncludeText
-	res.Sessions = make([]SessionItem, len(page))
+	res := ListResult{Total: total, Sessions: make([]SessionItem, len(page))}
 	for i, in := range page {
 		it := SessionItem{
 			Path:              in.Path,
@@ -147,28 +127,7 @@ func (r ListResult) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"path":`...)
-		b = appendString(b, it.Path)
-		b = append(b, `,"id":`...)
-		b = appendString(b, it.ID)
-		b = append(b, `,"cwd":`...)
-		b = appendString(b, it.Cwd)
-		if it.Name != "" {
-			b = append(b, `,"name":`...)
-			b = appendString(b, it.Name)
-		}
-		if it.ParentSessionPath != "" {
-			b = append(b, `,"parentSessionPath":`...)
-			b = appendString(b, it.ParentSessionPath)
-		}
-		b = append(b, `,"created":`...)
-		b = appendString(b, it.Created)
-		b = append(b, `,"modified":`...)
-		b = appendString(b, it.Modified)
-		b = append(b, `,"messageCount":`...)
-		b = strconv.AppendInt(b, int64(it.MessageCount), 10)
-		b = append(b, `,"firstMessage":`...)
-		b = appendString(b, it.FirstMessage)
+		b = appendItemHead(b, it.Path, it.ID, it.Cwd, it.Name, it.ParentSessionPath, it.Created, it.Modified, it.MessageCount, it.FirstMessage)
 		if it.AllMessagesText != nil {
 			b = append(b, `,"allMessagesText":`...)
 			b = appendString(b, *it.AllMessagesText)
@@ -178,4 +137,31 @@ func (r ListResult) MarshalJSON() ([]byte, error) {
 	b = append(b, `],"total":`...)
 	b = strconv.AppendInt(b, int64(r.Total), 10)
 	return append(b, '}'), nil
+}
+
+// appendItemHead appends a list item up to its allMessagesText (the
+// object is left open).
+func appendItemHead(b []byte, path, id, cwd, name, parent, created, modified string, messageCount int, firstMessage string) []byte {
+	b = append(b, `{"path":`...)
+	b = appendString(b, path)
+	b = append(b, `,"id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"cwd":`...)
+	b = appendString(b, cwd)
+	if name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, name)
+	}
+	if parent != "" {
+		b = append(b, `,"parentSessionPath":`...)
+		b = appendString(b, parent)
+	}
+	b = append(b, `,"created":`...)
+	b = appendString(b, created)
+	b = append(b, `,"modified":`...)
+	b = appendString(b, modified)
+	b = append(b, `,"messageCount":`...)
+	b = strconv.AppendInt(b, int64(messageCount), 10)
+	b = append(b, `,"firstMessage":`...)
+	return appendString(b, firstMessage)
 }

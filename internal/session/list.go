@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +29,35 @@ type Info struct {
 	MessageCount      int       // message entries
 	FirstMessage      string    // text of the first user message, "(no messages)" if none
 	AllMessagesText   string    // user and assistant texts joined by spaces
+
+	// Memo belongs to the listing cache entry this Info came from (nil
+	// for an Info built elsewhere). A file that is read again gets a new
+	// entry with a new Memo, so what a caller keeps there (browse keeps
+	// the session's encoded list item) is dropped exactly when the cached
+	// Info is. Whoever changes a field of an Info must set Memo to nil.
+	Memo *Memo
+}
+
+// Memo is a slot for one value derived from a cached Info. Its methods are
+// safe for concurrent use and do nothing on a nil Memo.
+type Memo struct{ v atomic.Pointer[any] }
+
+// Load returns the value stored, or nil.
+func (m *Memo) Load() any {
+	if m == nil {
+		return nil
+	}
+	if p := m.v.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Store keeps v (the last Store wins).
+func (m *Memo) Store(v any) {
+	if m != nil {
+		m.v.Store(&v)
+	}
 }
 
 type cacheEntry struct {
@@ -93,18 +122,31 @@ func ListAll(sessionsRoot string) ([]Info, error) {
 	return infos(files, ""), nil
 }
 
+// sessionFiles returns the paths of the .jsonl files in dir, in the
+// directory's order (listings sort what they read; MostRecent sorts by
+// name first, as it always did, for its ties).
 func sessionFiles(dir string) ([]string, error) {
-	des, err := os.ReadDir(dir)
+	f, err := os.Open(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	// filepath.Join(dir, name) without cleaning every path: a directory
+	// entry's name holds no separator and is neither "." nor "..", so only
+	// dir's part changes.
+	prefix := filepath.Join(dir, "x")
+	prefix = prefix[:len(prefix)-1]
 	files := make([]string, 0, len(des))
 	for _, de := range des {
-		if strings.HasSuffix(de.Name(), ".jsonl") && !de.IsDir() {
-			files = append(files, filepath.Join(dir, de.Name()))
+		if name := de.Name(); strings.HasSuffix(name, ".jsonl") && !de.IsDir() {
+			files = append(files, prefix+name)
 		}
 	}
 	return files, nil
@@ -122,69 +164,80 @@ func infos(files []string, cwdFilter string) []Info {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte
+			var s listScratch
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(files) {
 					return
 				}
-				results[i], buf = infoOf(files[i], buf)
+				results[i] = infoOf(files[i], &s)
 			}
 		}()
 	}
 	wg.Wait()
-	out := make([]Info, 0, len(files))
-	for _, r := range results {
-		if r.ok && (cwdFilter == "" || r.info.Cwd == cwdFilter) {
-			out = append(out, r.info)
+	// Sorted through indices: an Info is large, and moving 2,000 of them
+	// around cost more than the stats of a warm listing.
+	idx := make([]int32, 0, len(files))
+	for i := range results {
+		if r := &results[i]; r.ok && (cwdFilter == "" || r.info.Cwd == cwdFilter) {
+			idx = append(idx, int32(i))
 		}
 	}
-	sort.SliceStable(out, func(a, b int) bool {
-		if !out[a].Modified.Equal(out[b].Modified) {
-			return out[a].Modified.After(out[b].Modified)
+	slices.SortFunc(idx, func(a, b int32) int {
+		x, y := &results[a].info, &results[b].info
+		if c := y.Modified.Compare(x.Modified); c != 0 {
+			return c
 		}
-		return out[a].Path > out[b].Path
+		return strings.Compare(y.Path, x.Path)
 	})
+	out := make([]Info, len(idx))
+	for k, i := range idx {
+		out[k] = results[i].info
+	}
 	return out
 }
 
-// infoOf returns the (cached) info of one file; buf is a reusable read
-// buffer.
-func infoOf(path string, buf []byte) (cacheEntry, []byte) {
-	// A cache hit costs one stat (opening the file would cost three
-	// system calls, slow on small VMs with thousands of files).
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		listCacheMu.RLock()
-		c, hit := listCache[path]
-		listCacheMu.RUnlock()
-		if hit && c.size == fi.Size() && c.mtime == fi.ModTime().UnixNano() {
-			return c, buf
+// listScratch is what a listing worker reuses from file to file.
+type listScratch struct {
+	buf   []byte   // the file read
+	texts []string // its texts (aliases of buf)
+}
+
+// infoOf returns the (cached) info of one file.
+func infoOf(path string, s *listScratch) cacheEntry {
+	// A cache hit costs one stat (reading the file would cost four
+	// system calls, slow on small VMs with thousands of files); a file
+	// not cached yet is read at once.
+	listCacheMu.RLock()
+	c, hit := listCache[path]
+	listCacheMu.RUnlock()
+	if hit {
+		if size, mtime, ok := statListFile(path); ok && c.size == size && c.mtime == mtime {
+			return c
 		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return cacheEntry{}, buf
+	data, size, modTime, ok, buf := readListFile(path, s.buf)
+	s.buf = buf
+	if !ok {
+		return cacheEntry{}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return cacheEntry{}, buf
-	}
-	size, mtime := fi.Size(), fi.ModTime().UnixNano()
-	if int64(cap(buf)) < size+1 {
-		buf = make([]byte, 0, size+size/4+512)
-	}
-	buf = buf[:cap(buf)]
-	n, err := io.ReadFull(f, buf[:size])
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return cacheEntry{}, buf
-	}
-	info, ok := scanInfo(path, buf[:n], fi.ModTime())
-	c := cacheEntry{size: size, mtime: mtime, info: info, ok: ok}
+	mtime := modTime.UnixNano()
+	info, ok := scanInfo(path, data, modTime, s)
+	info.Memo = new(Memo)
+	c = cacheEntry{size: size, mtime: mtime, info: info, ok: ok}
 	listCacheMu.Lock()
 	listCache[path] = c
 	listCacheMu.Unlock()
-	return c, buf
+	return c
+}
+
+// growListBuf returns buf with room for a file of size bytes (and one
+// more), its length its capacity.
+func growListBuf(buf []byte, size int64) []byte {
+	if int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+size/4+512)
+	}
+	return buf[:cap(buf)]
 }
 
 func parseISO(ts string) (time.Time, bool) {
@@ -193,8 +246,9 @@ func parseISO(ts string) (time.Time, bool) {
 }
 
 // scanInfo reads what a listing needs from a session file without decoding
-// its messages. The strings it keeps are copies: data is reused.
-func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
+// its messages. The strings it keeps are copies: data is reused (and so
+// is s.texts).
+func scanInfo(path string, data []byte, mtime time.Time, s *listScratch) (Info, bool) {
 	info := Info{Path: path}
 	pos := 0
 	var h Header
@@ -218,7 +272,8 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	info.ID, info.Cwd, info.ParentSessionPath = strings.Clone(h.ID), strings.Clone(h.Cwd), strings.Clone(h.ParentSession)
 	info.Created, _ = parseISO(h.Timestamp)
 
-	var texts []string
+	texts := s.texts[:0]
+	defer func() { s.texts = texts }()
 	var lastActivity int64
 	hasActivity := false
 	for pos < len(data) {
@@ -261,7 +316,18 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	if info.FirstMessage == "" {
 		info.FirstMessage = "(no messages)"
 	}
-	info.AllMessagesText = strings.Join(texts, " ")
+	switch len(texts) {
+	case 0:
+	case 1:
+		// strings.Join would return the text itself, which aliases data.
+		if texts[0] == info.FirstMessage {
+			info.AllMessagesText = info.FirstMessage
+		} else {
+			info.AllMessagesText = strings.Clone(texts[0])
+		}
+	default:
+		info.AllMessagesText = strings.Join(texts, " ")
+	}
 	switch {
 	case hasActivity:
 		info.Modified = time.UnixMilli(lastActivity)
@@ -272,6 +338,17 @@ func scanInfo(path string, data []byte, mtime time.Time) (Info, bool) {
 	}
 	return info, true
 }
+
+// The keys of session lines in the order pi writes them, so that
+// knownKey finds most of them with a few word compares (any other key is
+// scanned as before; the order is a guess, never a requirement).
+var (
+	listEntryKeys      = newKeySet([]string{"type", "id", "parentId", "timestamp", "message"})
+	listUserKeys       = newKeySet([]string{"role", "content", "timestamp"})
+	listAssistantKeys  = newKeySet([]string{"role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId"})
+	listToolResultKeys = newKeySet([]string{"role", "toolCallId", "toolName", "content", "details", "isError", "timestamp"})
+	listBlockKeys      = newKeySet([]string{"type", "text", "thinking", "thinkingSignature", "id", "name", "arguments"})
+)
 
 type listLine struct {
 	typ, name, role, text string
@@ -288,8 +365,9 @@ func scanListLine(line []byte) (listLine, bool) {
 		return l, false
 	}
 	first := true
+	at := 0
 	for !c.bad && c.next('}', &first) {
-		switch k := c.key(); {
+		switch k := c.knownKey(listEntryKeys, &at); {
 		case c.bad:
 		case k == "type":
 			l.typ = c.str()
@@ -318,12 +396,19 @@ func scanListMessage(c *cur, l *listLine) {
 	}
 	c.i++
 	first := true
+	ks, at := listUserKeys, 0
 	for !c.bad && c.next('}', &first) {
-		switch k := c.key(); {
+		switch k := c.knownKey(ks, &at); {
 		case c.bad:
 		case k == "role":
 			v := c.raw()
 			l.role, _ = str(v)
+			switch l.role {
+			case ai.RoleAssistant:
+				ks = listAssistantKeys
+			case ai.RoleToolResult:
+				ks = listToolResultKeys
+			}
 		case k == "timestamp":
 			l.mts = c.raw()
 		case k == "content" && (l.role == "" || l.role == ai.RoleUser || l.role == ai.RoleAssistant):
@@ -359,15 +444,15 @@ func scanContentText(c *cur) string {
 		bfirst := true
 		isText := false
 		text := ""
+		at := 0
 		for !c.bad && c.next('}', &bfirst) {
-			switch k := c.key(); {
+			switch k := c.knownKey(listBlockKeys, &at); {
 			case c.bad:
 			case k == "type":
 				v := c.raw()
 				isText = string(v) == `"text"`
 			case k == "text":
-				v := c.raw()
-				text, _ = str(v)
+				text = strOrSkip(c)
 			default:
 				c.raw()
 			}
@@ -382,6 +467,28 @@ func scanContentText(c *cur) string {
 	return strings.Join(parts, " ")
 }
 
+// strOrSkip is str(c.raw()) reading a string once: a string value is
+// validated and decoded in one pass (an alias of c.b when it is plain),
+// anything else is skipped (validated) and reads as "".
+func strOrSkip(c *cur) string {
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		c.raw()
+		return ""
+	}
+	s := c.i
+	e, plain := scanString(c.b, s)
+	if e < 0 {
+		c.bad = true
+		return ""
+	}
+	c.i = e
+	if plain {
+		return alias(c.b[s+1 : e-1])
+	}
+	v, _ := unquote(c.b[s:e])
+	return v
+}
+
 // MostRecent returns the newest valid session file in dir by mtime ("" if
 // there is none), for -c/--continue.
 func MostRecent(dir string) (string, error) {
@@ -389,6 +496,7 @@ func MostRecent(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	slices.Sort(files) // os.ReadDir's order, for mtime ties
 	type fm struct {
 		path  string
 		mtime time.Time

@@ -204,8 +204,8 @@ func (s *Server) handleLine(line []byte) {
 	if !slowCommands[t] {
 		// Quick commands run in order on the reading goroutine, so that a
 		// client sees their answers in the order it asked.
-		if resp := s.run(h, t, id, line); resp != nil {
-			s.w.response(resp)
+		if resp, body := s.run(h, t, id, line); resp != nil {
+			s.w.respond(resp, body)
 		}
 		return
 	}
@@ -216,9 +216,9 @@ func (s *Server) handleLine(line []byte) {
 	}
 	go func() {
 		defer s.wg.Done()
-		resp := s.run(h, t, id, line)
+		resp, body := s.run(h, t, id, line)
 		if resp != nil {
-			s.w.response(resp)
+			s.w.respond(resp, body)
 		}
 		if abortable {
 			s.cancellable.Done()
@@ -247,32 +247,45 @@ var slowCommands = map[string]bool{
 	rpc.CmdExportHTML:     true,
 }
 
-// run calls a handler, turning errors and panics into error responses.
-func (s *Server) run(h handler, t, id string, line []byte) (resp *rpc.Response) {
+// streamedData is response data that writes itself out in pieces instead
+// of being held in one buffer (list_sessions: megabytes of per-session
+// fragments, kept encoded between calls).
+type streamedData interface {
+	json.Marshaler
+	io.WriterTo
+	SizeHint() int // about the length of the JSON
+}
+
+// run calls a handler, turning errors and panics into error responses. A
+// handler's streamedData comes back as body (resp.Data is then empty).
+func (s *Server) run(h handler, t, id string, line []byte) (resp *rpc.Response, body streamedData) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(s.opts.Stderr, "pisces: %s handler panicked: %v\n", t, p)
-			resp = &rpc.Response{ID: id, Command: t, Error: fmt.Sprintf("Internal error while handling %s", t)}
+			resp, body = &rpc.Response{ID: id, Command: t, Error: fmt.Sprintf("Internal error while handling %s", t)}, nil
 		}
 	}()
 	data, err := h(s, line)
 	if err == errAnswered {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return &rpc.Response{ID: id, Command: t, Error: err.Error()}
+		return &rpc.Response{ID: id, Command: t, Error: err.Error()}, nil
 	}
 	r := &rpc.Response{ID: id, Command: t, Success: true}
+	if sd, ok := data.(streamedData); ok {
+		return r, sd
+	}
 	if raw, ok := data.(json.RawMessage); ok {
 		r.Data = raw // already encoded (large answers are written once)
 	} else if data != nil {
 		b, err := rpc.Marshal(data)
 		if err != nil {
-			return &rpc.Response{ID: id, Command: t, Error: "cannot encode the response: " + err.Error()}
+			return &rpc.Response{ID: id, Command: t, Error: "cannot encode the response: " + err.Error()}, nil
 		}
 		r.Data = b
 	}
-	return r
+	return r, nil
 }
 
 func idOf(obj map[string]any) (string, error) {

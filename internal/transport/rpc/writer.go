@@ -14,7 +14,8 @@ import (
 // frame is one outgoing line, encoded when the writer gets to it.
 type frame struct {
 	ev   rpc.Event     // an event, or
-	resp *rpc.Response // a response
+	resp *rpc.Response // a response, its data in body if that is set
+	body streamedData  // (written in pieces), or
 	raw  []byte        // or pre-encoded JSON
 
 	// delta merging (message_update *_delta frames only)
@@ -47,6 +48,8 @@ type writer struct {
 	closed   bool
 	done     chan struct{}
 	out      *bufio.Writer
+	dst      io.Writer // what out writes to
+	grown    bool      // growPipe(dst) was called
 	interval time.Duration
 	errOut   io.Writer
 
@@ -67,6 +70,7 @@ func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 	wr := &writer{
 		done:      make(chan struct{}),
 		out:       bufio.NewWriterSize(w, 64<<10),
+		dst:       w,
 		interval:  interval,
 		errOut:    errOut,
 		seenBlock: map[blockKey]bool{},
@@ -146,9 +150,17 @@ func deltaTypeOf(endType string) string {
 	}
 }
 
+// bigAnswer is the size of answer from which the output pipe is grown.
+const bigAnswer = 256 << 10
+
 // response queues a response.
 func (w *writer) response(r *rpc.Response) {
 	w.push(&frame{resp: r})
+}
+
+// respond queues a response whose data, when body is not nil, is body's.
+func (w *writer) respond(r *rpc.Response, body streamedData) {
+	w.push(&frame{resp: r, body: body})
 }
 
 // raw queues pre-encoded JSON.
@@ -236,9 +248,20 @@ func (w *writer) write(f *frame) {
 	case f.resp != nil:
 		// Written in three pieces: a large answer is not copied again.
 		head, tail := f.resp.Frame()
+		if !w.grown && (len(f.resp.Data) > bigAnswer || f.body != nil && f.body.SizeHint() > bigAnswer) {
+			// Only a client that gets large answers gets a larger pipe.
+			w.grown = true
+			growPipe(w.dst)
+		}
 		if w.err == nil {
 			w.out.Write(head)
-			w.out.Write(f.resp.Data)
+			if f.body != nil {
+				// Frame wrote no data member: the response has no Data.
+				w.out.WriteString(`,"data":`)
+				f.body.WriteTo(w.out)
+			} else {
+				w.out.Write(f.resp.Data)
+			}
 			w.out.Write(tail)
 			if err := w.out.WriteByte('\n'); err != nil {
 				w.err = err
