@@ -21,7 +21,6 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 		fmt.Fprintln(stdio.Stderr, "pisces: messages on the command line are not accepted in rpc mode; send a prompt command")
 		return 2
 	}
-	growPipe(stdio.Stdout)
 	srv := rpcmode.New(sess, stdio.Stdout, rpcmode.Options{
 		DeltaInterval: a.RPCDeltaInterval,
 		Legacy:        a.RPCCompat == "legacy",

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package cli
-
-import "io"
-
-func growPipe(io.Writer) {}
