@@ -91,6 +91,9 @@ func RawTree(s *session.Session, flat bool) RawTreeResult {
 	return res
 }
 
+// SizeHint is about the length of the result's JSON.
+func (r *RawTreeResult) SizeHint() int { return r.sizeEst }
+
 // MarshalJSON writes {"tree":[…],"leafId":…}.
 func (r RawTreeResult) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(nil), nil

@@ -102,6 +102,9 @@ type TreeResult struct {
 	nodes   []TreeNode  // slab behind the nodes
 }
 
+// SizeHint is about the length of the result's JSON.
+func (t *TreeResult) SizeHint() int { return t.sizeEst }
+
 // IsFlat reports whether the result is in the flat form.
 func (t *TreeResult) IsFlat() bool { return t.flat }
 
