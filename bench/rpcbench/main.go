@@ -419,7 +419,7 @@ func (b *bench) coldStart() error {
 	startR := b.result("cold start", "process start → get_state response", "ms", "≤ 10 ms", 10)
 	readyR := b.result("cold start", "process start → ready line", "ms", "", 0)
 	idleR := b.result("cold start", "idle RSS after get_state (VmRSS)", "MB", "≤ 20 MB", 20)
-	peakR := b.result("cold start", "peak RSS, start to exit (ru_maxrss)", "MB", "", 0)
+	peakR := b.result("cold start", "peak RSS, start to exit (VmHWM)", "MB", "", 0)
 	cpuR := b.result("cold start", "CPU time, start to exit", "ms", "", 0)
 	return b.repeat(func(record bool) error {
 		a, err := b.start(b.workDir, "--model", "mock/mock-model", "--no-session")
@@ -455,7 +455,7 @@ func (b *bench) coldStart() error {
 			startR.Runs = append(startR.Runs, ms(resp.T.Sub(a.Started)))
 			readyR.Runs = append(readyR.Runs, ms(readyLine.T.Sub(a.Started)))
 			idleR.Runs = append(idleR.Runs, mb(rss))
-			peakR.Runs = append(peakR.Runs, mb(e.MaxRSS))
+			peakR.Runs = append(peakR.Runs, mb(e.Peak()))
 			cpuR.Runs = append(cpuR.Runs, ms(e.CPU))
 		}
 		return nil
@@ -601,7 +601,7 @@ func (b *bench) deltaReply() error {
 		cpuR := b.result(g, "agent CPU, prompt → agent_end", "ms", tt, tl)
 		cpuAllR := b.result(g, "agent CPU, whole process", "ms", "", 0)
 		tt, tl = target(full, "≤ 25 MB", 25)
-		rssR := b.result(g, "peak RSS (ru_maxrss)", "MB", tt, tl)
+		rssR := b.result(g, "peak RSS (VmHWM)", "MB", tt, tl)
 		err := b.repeat(func(record bool) error {
 			args := append([]string{"--model", "mock/mock-model", "--no-session"}, v.args...)
 			a, err := b.start(b.workDir, args...)
@@ -651,7 +651,7 @@ func (b *bench) deltaReply() error {
 				bytesR.Runs = append(bytesR.Runs, kb(bytes))
 				cpuR.Runs = append(cpuR.Runs, ms(cpu1-cpu0))
 				cpuAllR.Runs = append(cpuAllR.Runs, ms(e.CPU))
-				rssR.Runs = append(rssR.Runs, mb(e.MaxRSS))
+				rssR.Runs = append(rssR.Runs, mb(e.Peak()))
 			}
 			return nil
 		})
@@ -721,7 +721,7 @@ func (b *bench) switchSession() error {
 	swR := b.result(g, "switch_session", "ms", tt, tl)
 	msgR := b.result(g, "then get_messages", "ms", "", 0)
 	sizeR := b.result(g, "get_messages response", "MB", "", 0)
-	rssR := b.result(g, "peak RSS (ru_maxrss)", "MB", "", 0)
+	rssR := b.result(g, "peak RSS (VmHWM)", "MB", "", 0)
 	return b.repeat(func(record bool) error {
 		a, err := b.start(b.workDir, "--model", "mock/mock-model")
 		if err != nil {
@@ -751,7 +751,7 @@ func (b *bench) switchSession() error {
 			if ok {
 				sizeR.Runs = append(sizeR.Runs, mb(int64(l.Size)))
 			}
-			rssR.Runs = append(rssR.Runs, mb(e.MaxRSS))
+			rssR.Runs = append(rssR.Runs, mb(e.Peak()))
 		}
 		return nil
 	})
@@ -771,7 +771,7 @@ func (b *bench) listSessions() error {
 	tt, tl = target(full, "≤ 20 ms", 20)
 	againR := b.result(g, "list_sessions, again", "ms", tt, tl)
 	sizeR := b.result(g, "list_sessions response", "MB", "", 0)
-	rssR := b.result(g, "peak RSS (ru_maxrss)", "MB", "", 0)
+	rssR := b.result(g, "peak RSS (VmHWM)", "MB", "", 0)
 	return b.repeat(func(record bool) error {
 		a, err := b.start(b.listDir, "--model", "mock/mock-model")
 		if err != nil {
@@ -803,7 +803,7 @@ func (b *bench) listSessions() error {
 		}
 		if record && ok {
 			sizeR.Runs = append(sizeR.Runs, mb(int64(l.Size)))
-			rssR.Runs = append(rssR.Runs, mb(e.MaxRSS))
+			rssR.Runs = append(rssR.Runs, mb(e.Peak()))
 		}
 		return nil
 	})
