@@ -67,7 +67,7 @@ func init() {
 	handlers[rpc.CmdNavigateTree] = (*Server).navigateTree
 	handlers[rpc.CmdSetLabel] = (*Server).setLabel
 	handlers[rpc.CmdSetEntryLabel] = (*Server).setLabel
-	handlers[rpc.CmdAbortBranchSummary] = func(s *Server, _ []byte) (any, error) { s.sess.AbortBranchSummary(); return nil, nil }
+	handlers[rpc.CmdAbortBranchSummary] = (*Server).abortBranchSummary
 	handlers[rpc.CmdGetTools] = (*Server).getTools
 	handlers[rpc.CmdSetActiveTools] = (*Server).setActiveTools
 	handlers[rpc.CmdSetTodos] = (*Server).setTodos
@@ -102,6 +102,15 @@ func images(in []rpc.ImageInput) []ai.Content {
 // answers after the commands it cut short have answered.
 func (s *Server) abort([]byte) (any, error) {
 	s.sess.Abort()
+	s.cancellable.Wait()
+	return nil, nil
+}
+
+// abortBranchSummary cancels a summary that navigate_tree started; like
+// abort, it answers after the command it cut short has answered, so that
+// the order of the two answers does not depend on scheduling.
+func (s *Server) abortBranchSummary([]byte) (any, error) {
+	s.sess.AbortBranchSummary()
 	s.cancellable.Wait()
 	return nil, nil
 }

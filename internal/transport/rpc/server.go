@@ -230,21 +230,22 @@ func (s *Server) handleLine(line []byte) {
 // they run concurrently, as pi runs every command, and their responses may
 // overtake or follow others. Everything else answers at once, in order.
 var slowCommands = map[string]bool{
-	rpc.CmdAbort:          true,
-	rpc.CmdAbortAndPrompt: true,
-	rpc.CmdBash:           true,
-	rpc.CmdNewSession:     true,
-	rpc.CmdSwitchSession:  true,
-	rpc.CmdFork:           true,
-	rpc.CmdBranch:         true,
-	rpc.CmdClone:          true,
-	rpc.CmdCompact:        true,
-	rpc.CmdNavigateTree:   true,
-	rpc.CmdAbortBash:      true,
-	rpc.CmdGetTree:        true,
-	rpc.CmdGetSessionTree: true,
-	rpc.CmdListSessions:   true,
-	rpc.CmdExportHTML:     true,
+	rpc.CmdAbort:              true,
+	rpc.CmdAbortAndPrompt:     true,
+	rpc.CmdAbortBranchSummary: true,
+	rpc.CmdBash:               true,
+	rpc.CmdNewSession:         true,
+	rpc.CmdSwitchSession:      true,
+	rpc.CmdFork:               true,
+	rpc.CmdBranch:             true,
+	rpc.CmdClone:              true,
+	rpc.CmdCompact:            true,
+	rpc.CmdNavigateTree:       true,
+	rpc.CmdAbortBash:          true,
+	rpc.CmdGetTree:            true,
+	rpc.CmdGetSessionTree:     true,
+	rpc.CmdListSessions:       true,
+	rpc.CmdExportHTML:         true,
 }
 
 // streamedData is response data that writes itself out in pieces instead
