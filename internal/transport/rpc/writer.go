@@ -57,6 +57,11 @@ type writer struct {
 	lastDelta time.Time
 	seenBlock map[blockKey]bool
 
+	// wake interrupts the loop's wait for more deltas when a frame is
+	// queued behind the waiting one (or the writer closes): the delta
+	// can no longer be merged into, so it goes out at once.
+	wake chan struct{}
+
 	frames int64 // lines written (for tests and benchmarks)
 	err    error
 	buf    []byte   // reused to encode events (loop goroutine only)
@@ -74,6 +79,7 @@ func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 		interval:  interval,
 		errOut:    errOut,
 		seenBlock: map[blockKey]bool{},
+		wake:      make(chan struct{}, 1),
 	}
 	wr.cond = sync.NewCond(&wr.mu)
 	go wr.loop()
@@ -136,7 +142,7 @@ func (w *writer) event(ev rpc.Event) {
 	}
 	*queued = f
 	w.queue = append(w.queue, queued)
-	w.cond.Signal()
+	w.signalLocked()
 }
 
 func deltaTypeOf(endType string) string {
@@ -166,6 +172,16 @@ func (w *writer) respond(r *rpc.Response, body streamedData) {
 // raw queues pre-encoded JSON.
 func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
 
+// signalLocked wakes the loop, whether it waits for frames or for more
+// deltas to merge.
+func (w *writer) signalLocked() {
+	w.cond.Signal()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
 func (w *writer) push(f *frame) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -173,14 +189,14 @@ func (w *writer) push(f *frame) {
 		return
 	}
 	w.queue = append(w.queue, f)
-	w.cond.Signal()
+	w.signalLocked()
 }
 
 // close flushes everything queued and stops the writer.
 func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
-	w.cond.Signal()
+	w.signalLocked()
 	w.mu.Unlock()
 	<-w.done
 }
@@ -216,7 +232,12 @@ func (w *writer) loop() {
 			if wait := time.Until(w.lastDelta.Add(w.interval)); wait > 0 {
 				w.mu.Unlock()
 				w.flush()
-				time.Sleep(wait)
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-w.wake:
+					t.Stop()
+				}
 				continue
 			}
 		}

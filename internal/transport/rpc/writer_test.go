@@ -110,3 +110,51 @@ func TestIntervalZeroKeepsEveryChunk(t *testing.T) {
 		t.Fatalf("got %d delta frames", deltas)
 	}
 }
+
+// A delta waiting for more deltas to merge goes out as soon as anything
+// else is queued behind it: text_end, message_end and the next turn are
+// not held back for the rest of the interval.
+func TestWaitingDeltaGoesOutWhenAFrameQueuesBehindIt(t *testing.T) {
+	pr, pw := io.Pipe()
+	w := newWriter(pw, time.Hour, io.Discard)
+	lines := make(chan line, 16)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var l line
+			if err := json.Unmarshal(sc.Bytes(), &l); err == nil {
+				lines <- l
+			}
+		}
+		close(lines)
+	}()
+	next := func(want string) line {
+		t.Helper()
+		select {
+		case l := <-lines:
+			if got := l.Type + "/" + l.AME.Type; got != want {
+				t.Fatalf("got %s, want %s", got, want)
+			}
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s not written within 10 s (the delta interval is an hour)", want)
+		}
+		return line{}
+	}
+	w.event(&rpc.MessageStartEvent{Message: &ai.AssistantMessage{Role: ai.RoleAssistant}})
+	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextStart}})
+	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, Delta: "a"}})
+	next("message_start/")
+	next("message_update/text_start")
+	next("message_update/text_delta") // the block's first delta: at once
+	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, Delta: "b"}})
+	time.Sleep(20 * time.Millisecond) // the writer now waits to merge more
+	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, Delta: "c"}})
+	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextEnd, Content: "abc"}})
+	if l := next("message_update/text_delta"); l.AME.Delta != "bc" {
+		t.Fatalf("merged delta %q, want %q", l.AME.Delta, "bc")
+	}
+	next("message_update/text_end")
+	w.close()
+	pw.Close()
+}
