@@ -17,10 +17,13 @@
 // Writing (Set) edits the file text in place: only the bytes of the one
 // value that changes are replaced (or one member is inserted or removed), so
 // comments, blank lines, key order, dotted top-level keys and the layout of
-// everything else stay as they were. A new member goes at the end of the
-// innermost object on its path that the file already has, indented like its
-// siblings; a missing file is written as JSON.stringify(settings, null, 2)
-// would write it.
+// everything else stay as they were. A new member goes right after the last
+// member of the innermost object on its path that the file already has
+// (comments on lines of their own before the closing brace stay last),
+// indented like its siblings; a missing or empty file is written in the
+// layout of JSON.stringify(settings, null, 2). Only when no in-place edit
+// reads back as the intended settings is the file rewritten as plain JSON
+// (see Set).
 package settings
 
 import (
