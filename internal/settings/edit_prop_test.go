@@ -215,7 +215,7 @@ func touched(m map[string]any, path []string, remove bool) []string {
 func TestSetPropertyRandomFiles(t *testing.T) {
 	t.Parallel()
 	for seed := int64(1); seed <= 5; seed++ {
-		propRun(t, rand.New(rand.NewSource(seed)))
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { propRun(t, rand.New(rand.NewSource(seed))) })
 	}
 }
 
