@@ -14,9 +14,16 @@
 // branchSummary, retry, shellPath, shellCommandPrefix, enabledModels,
 // defaultTools, extensions, sessionDir), so a pi agent dir can be shared.
 //
-// Writing (Set) rewrites the whole file as plain indented JSON: comments in
-// that file, dotted top-level keys and the original key order are not kept,
-// but every other key and value is.
+// Writing (Set) edits the file text in place: only the bytes of the one
+// value that changes are replaced (or one member is inserted or removed), so
+// comments, blank lines, key order, dotted top-level keys and the layout of
+// everything else stay as they were. A new member goes right after the last
+// member of the innermost object on its path that the file already has
+// (comments on lines of their own before the closing brace stay last),
+// indented like its siblings; a missing or empty file is written in the
+// layout of JSON.stringify(settings, null, 2). Only when no in-place edit
+// reads back as the intended settings is the file rewritten as plain JSON
+// (see Set).
 package settings
 
 import (
@@ -132,26 +139,33 @@ func (s *Settings) remerge() {
 // readFile returns the expanded contents of a settings file, an empty map
 // when path is empty or the file does not exist.
 func readFile(path string) (map[string]any, error) {
+	_, m, err := readFileData(path)
+	return m, err
+}
+
+// readFileData is readFile that also returns the bytes read (nil when there
+// is no file).
+func readFileData(path string) ([]byte, map[string]any, error) {
 	if path == "" {
-		return map[string]any{}, nil
+		return nil, map[string]any{}, nil
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]any{}, nil
+		return nil, map[string]any{}, nil
 	}
 	if err != nil {
-		return map[string]any{}, fmt.Errorf("settings: %w", err)
+		return nil, map[string]any{}, fmt.Errorf("settings: %w", err)
 	}
 	obj, err := parseObject(data)
 	if err != nil {
 		var se *syntaxError
 		if errors.As(err, &se) {
 			line, col := position(data, se.offset)
-			return map[string]any{}, &FileError{Path: path, Line: line, Column: col, Err: errors.New(se.msg)}
+			return nil, map[string]any{}, &FileError{Path: path, Line: line, Column: col, Err: errors.New(se.msg)}
 		}
-		return map[string]any{}, &FileError{Path: path, Line: 1, Column: 1, Err: err}
+		return nil, map[string]any{}, &FileError{Path: path, Line: 1, Column: 1, Err: err}
 	}
-	return expandDotted(obj), nil
+	return data, expandDotted(obj), nil
 }
 
 // expandDotted turns top-level dotted keys into nested objects. Plain keys
@@ -256,12 +270,30 @@ func lookup(m map[string]any, path string) (any, bool) {
 }
 
 // Set stores value at a dotted path in the file of scope and writes that
-// file atomically (a temporary file in the same directory, then a rename),
-// creating the directory if needed. The file is read again first, so keys
-// written by someone else meanwhile are kept; if it cannot be parsed, Set
-// fails and leaves it alone. A nil value removes the key. Comments and the
-// key order of that file are lost on write (see the package doc). The value
-// must be encodable as JSON.
+// file atomically (a temporary file in the same directory, then a rename,
+// permissions kept), creating the directory if needed. The file is read
+// again first, so keys written by someone else meanwhile are kept; if it
+// cannot be parsed, Set fails and leaves it alone. A nil value removes the
+// key. The value must be encodable as JSON; it is written as json.Marshal
+// writes it (without HTML escaping), indented to fit where it goes.
+//
+// The file is edited in place (see the package doc). Where the path is
+// already in the file, the member reading takes its value from is changed:
+// with both "task": {"budget": {"maxCostUsd": 1}} and a dotted
+// "task.budget.maxCostUsd": 5, the dotted key wins on reading, so it is the
+// one updated. A missing key is inserted into the innermost object along the
+// path that the file has (a file made of dotted keys gets another dotted
+// key). Removing deletes every member that stands for the path, shadowed
+// ones included, so no older value resurfaces; removing an absent key
+// writes nothing.
+//
+// The edited text is parsed again and must give exactly the settings the
+// change should give (the old ones with this one path changed). If it does
+// not — say another member of the file would still merge into the new
+// value — the other members standing for the path are removed and the edit
+// is tried again; if that still does not give the right settings, the whole
+// file is rewritten as plain indented JSON, which loses its comments but
+// never writes something wrong.
 func (s *Settings) Set(scope Scope, path string, value any) error {
 	file := s.Path(scope)
 	if file == "" {
@@ -287,18 +319,31 @@ func (s *Settings) Set(scope Scope, path string, value any) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, err := readFile(file)
+	data, cur, err := readFileData(file)
 	if err != nil {
 		return err
 	}
-	setPath(cur, parts, norm, value == nil)
-	if err := writeAtomic(file, cur); err != nil {
-		return err
+	want := deepCopy(cur).(map[string]any)
+	setPath(want, parts, norm, value == nil)
+	out, got, ok := editText(data, parts, norm, value == nil, want)
+	if !ok {
+		// No in-place edit gave the right settings: rewrite the file.
+		if out, err = encodeFile(want); err != nil {
+			return fmt.Errorf("settings: encode %s: %w", file, err)
+		}
+		got = want
+	}
+	if data == nil || !bytes.Equal(out, data) {
+		if data != nil || len(out) > 0 {
+			if err := writeAtomic(file, out); err != nil {
+				return err
+			}
+		}
 	}
 	if scope == Project {
-		s.project = cur
+		s.project = got
 	} else {
-		s.global = cur
+		s.global = got
 	}
 	s.remerge()
 	return nil
@@ -324,14 +369,22 @@ func setPath(m map[string]any, parts []string, v any, remove bool) {
 	m[last] = v
 }
 
-func writeAtomic(path string, v map[string]any) error {
+// encodeFile returns settings as a whole file: indented JSON, keys sorted,
+// no HTML escaping, a final newline.
+func encodeFile(v map[string]any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("settings: encode %s: %w", path, err)
+		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// writeAtomic replaces the file at path with data: a temporary file in the
+// same directory, then a rename; the permissions of an existing file are kept.
+func writeAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("settings: %w", err)
@@ -350,7 +403,7 @@ func writeAtomic(path string, v map[string]any) error {
 		os.Remove(tmpName)
 		return fmt.Errorf("settings: write %s: %w", path, err)
 	}
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		return fail(err)
 	}
 	if err := tmp.Chmod(perm); err != nil {

@@ -335,7 +335,7 @@ func TestMalformedFileNamesFileAndPosition(t *testing.T) {
 func TestSetWritesAtomicallyAndKeepsOtherKeys(t *testing.T) {
 	t.Parallel()
 	agentDir, cwd := setup(t, `{
-		// comment (lost on write)
+		// comment (kept on write)
 		"defaultModel": "m",
 		"compaction": {"reserveTokens": 1},
 		"task.budget.maxTurns": 3,
@@ -363,22 +363,27 @@ func TestSetWritesAtomicallyAndKeepsOtherKeys(t *testing.T) {
 		t.Errorf("merged view not updated: %v", s.Raw())
 	}
 
-	// The file holds the old keys plus the new ones, as plain JSON.
+	// The file holds the old keys plus the new ones, its comment kept.
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("written file is not plain JSON: %v\n%s", err, data)
+	obj, err := parseObject(data)
+	if err != nil {
+		t.Fatalf("written file does not parse: %v\n%s", err, data)
 	}
+	got := expandDotted(obj)
+	n := func(s string) json.Number { return json.Number(s) }
 	want := map[string]any{
 		"defaultModel":  "m",
-		"compaction":    map[string]any{"reserveTokens": 1.0, "enabled": false},
-		"task":          map[string]any{"budget": map[string]any{"maxTurns": 3.0}},
+		"compaction":    map[string]any{"reserveTokens": n("1"), "enabled": false},
+		"task":          map[string]any{"budget": map[string]any{"maxTurns": n("3")}},
 		"html":          "<a&b>",
 		"enabledModels": []any{"x", "y"},
-		"retry":         map[string]any{"maxRetries": 9.0},
+		"retry":         map[string]any{"maxRetries": n("9")},
+	}
+	if !strings.Contains(string(data), "// comment (kept on write)") || !strings.Contains(string(data), `"task.budget.maxTurns": 3`) {
+		t.Errorf("comment or dotted key lost:\n%s", data)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("file =\n%s\nwant %#v", data, want)
