@@ -186,6 +186,9 @@ func run(c config) error {
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("building pisces: %w", err)
 		}
+		if err := coldCache(bin); err != nil {
+			fmt.Fprintf(os.Stderr, "rpcbench: cannot drop the built binary from the page cache (%v); resident sizes may read high\n", err)
+		}
 		b.argv = []string{bin, "--mode", "rpc"}
 		b.isPisces = true
 	} else {
