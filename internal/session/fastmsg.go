@@ -81,51 +81,47 @@ type arena struct {
 	chunkLen int
 }
 
+// take returns a pointer to a new zero element of *slab, starting a new
+// slab of n elements when this one is full (earlier pointers stay valid).
+func take[T any](slab *[]T, n int) *T {
+	if len(*slab) == cap(*slab) {
+		*slab = make([]T, 0, n)
+	}
+	*slab = (*slab)[:len(*slab)+1]
+	return &(*slab)[len(*slab)-1]
+}
+
 func (a *arena) user() *ai.UserMessage {
 	if a == nil {
 		return &ai.UserMessage{}
 	}
-	if len(a.users) == cap(a.users) {
-		a.users = make([]ai.UserMessage, 0, a.chunkLen)
-	}
-	a.users = a.users[:len(a.users)+1]
-	return &a.users[len(a.users)-1]
+	return take(&a.users, a.chunkLen)
 }
 
 func (a *arena) assistant() *ai.AssistantMessage {
 	if a == nil {
 		return &ai.AssistantMessage{}
 	}
-	if len(a.assts) == cap(a.assts) {
-		a.assts = make([]ai.AssistantMessage, 0, a.chunkLen)
-	}
-	a.assts = a.assts[:len(a.assts)+1]
-	return &a.assts[len(a.assts)-1]
+	return take(&a.assts, a.chunkLen)
 }
 
 func (a *arena) toolResult() *ai.ToolResultMessage {
 	if a == nil {
 		return &ai.ToolResultMessage{}
 	}
-	if len(a.results) == cap(a.results) {
-		a.results = make([]ai.ToolResultMessage, 0, a.chunkLen)
-	}
-	a.results = a.results[:len(a.results)+1]
-	return &a.results[len(a.results)-1]
+	return take(&a.results, a.chunkLen)
 }
 
 // int returns a pointer to a new int64 holding n.
 func (a *arena) int(n int64) *int64 {
+	var p *int64
 	if a == nil {
-		p := new(int64)
-		*p = n
-		return p
+		p = new(int64)
+	} else {
+		p = take(&a.ints, a.chunkLen)
 	}
-	if len(a.ints) == cap(a.ints) {
-		a.ints = make([]int64, 0, a.chunkLen)
-	}
-	a.ints = append(a.ints, n)
-	return &a.ints[len(a.ints)-1]
+	*p = n
+	return p
 }
 
 // block appends a zero block to the array that started at start in the
