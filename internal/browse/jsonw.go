@@ -7,94 +7,16 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
-)
 
-const hexDigits = "0123456789abcdef"
+	"github.com/pisces-agent/pisces/internal/jsonx"
+)
 
 // appendString appends s as a JSON string the way JSON.stringify writes it
 // (and jsonx.Marshal): no HTML escaping, U+2028/U+2029 as themselves, short
 // escapes for \b \t \n \f \r, \u00XX for other control characters. A lone
 // surrogate kept as WTF-8 (see jsSlice) is written as \udXXX; any other
 // invalid byte becomes \ufffd, as encoding/json writes it.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Eight plain ASCII bytes at a time.
-		for i+8 <= len(s) && plain8(s[i:i+8]) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
-				cp := 0xD000 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
-				dst = append(dst, '\\', 'u', hexDigits[cp>>12&0xF], hexDigits[cp>>8&0xF], hexDigits[cp>>4&0xF], hexDigits[cp&0xF])
-				i += 3
-			} else {
-				dst = append(dst, `\ufffd`...)
-				i++
-			}
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-const (
-	lsb8 = 0x0101010101010101
-	msb8 = 0x8080808080808080
-)
-
-// plain8 reports whether the 8 bytes of b are ASCII that needs no escape
-// (no control character, '"' or '\\').
-func plain8(b string) bool {
-	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-	// Each term is non-zero when some byte matches (the classic "has a
-	// byte less than n" and "has a zero byte" tricks; never a false
-	// negative, which is all that matters here).
-	ctl := (x - lsb8*0x20) & ^x & msb8
-	q := x ^ (lsb8 * '"')
-	quote := (q - lsb8) & ^q & msb8
-	bs := x ^ (lsb8 * '\\')
-	back := (bs - lsb8) & ^bs & msb8
-	return (ctl | quote | back | x&msb8) == 0
-}
+func appendString(dst []byte, s string) []byte { return jsonx.AppendStringWTF8(dst, s) }
 
 // appendNullableString writes a *string: null for nil.
 func appendNullableString(dst []byte, s *string) []byte {

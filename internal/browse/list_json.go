@@ -2,12 +2,12 @@ package browse
 
 import (
 	"bufio"
-	"encoding/binary"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/session"
 )
 
@@ -83,42 +83,12 @@ func encodeItem(in *session.Info) *encodedItem {
 // ASCII without '"' or '\\' (most texts), which appendString would write as
 // it is, it is copied at once after a check of 32 bytes a step.
 func appendText(dst []byte, s string) []byte {
-	if !plainASCII(s) {
+	if !jsonx.PlainASCII(s) {
 		return appendString(dst, s)
 	}
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
-}
-
-// plainASCII reports whether every byte of s is in 0x20..0x7f other than
-// '"' and '\\'.
-func plainASCII(s string) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	// A byte flags when it is < 0x20, >= 0x80, '"' or '\\' (the "has a
-	// byte less than n" and "has a zero byte" tricks: a flagged word may
-	// be a false alarm only when another byte of it really matches).
-	bad := func(w uint64) uint64 {
-		q := w ^ (lo * '"')
-		b := w ^ (lo * '\\')
-		return ((w - lo*0x20) | (q - lo) | (b - lo) | w) & hi
-	}
-	i := 0
-	for ; i+32 <= len(s); i += 32 {
-		w0 := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
-		w1 := binary.LittleEndian.Uint64([]byte(s[i+8 : i+16]))
-		w2 := binary.LittleEndian.Uint64([]byte(s[i+16 : i+24]))
-		w3 := binary.LittleEndian.Uint64([]byte(s[i+24 : i+32]))
-		if bad(w0)|bad(w1)|bad(w2)|bad(w3) != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // listPage filters, sorts (newest modified first) and pages infos; total

@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -38,10 +39,23 @@ var safeASCII = func() (t [utf8.RuneSelf]bool) {
 const hexDigits = "0123456789abcdef"
 
 // AppendString appends s as a JSON string, as Marshal(s) writes it.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+// AppendStringWTF8 is AppendString, except that a lone UTF-16 surrogate
+// kept as its WTF-8 bytes (0xED 0xA0..0xBF xx, what a cut between the
+// halves of a surrogate pair leaves) is written as \udXXX, as
+// JSON.stringify writes a lone surrogate; other invalid bytes still become
+// \ufffd.
+func AppendStringWTF8(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+func appendString(dst []byte, s string, wtf8 bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		i += plainLen(s[i:])
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if safeASCII[c] {
@@ -72,8 +86,14 @@ func AppendString(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
+			if wtf8 && c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
+				cp := 0xD000 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+				dst = append(dst, '\\', 'u', hexDigits[cp>>12&0xF], hexDigits[cp>>8&0xF], hexDigits[cp>>4&0xF], hexDigits[cp&0xF])
+				i += 3
+			} else {
+				dst = append(dst, `\ufffd`...)
+				i++
+			}
 			start = i
 			continue
 		}
@@ -82,6 +102,50 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainLen returns the length of the longest prefix of s, in whole 8-byte
+// words, of ASCII that a JSON string holds unescaped (no control
+// character, '"' or '\\'): long texts are mostly that, and a word is
+// checked at once.
+func plainLen(s string) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	// A word flags when a byte is < 0x20, >= 0x80, '"' or '\\' (the "has
+	// a byte less than n" and "has a zero byte" tricks; a flagged word may
+	// be a false alarm only when another byte of it really matches, which
+	// the byte-wise path then handles).
+	bad := func(w uint64) uint64 {
+		q := w ^ (lo * '"')
+		b := w ^ (lo * '\\')
+		return ((w - lo*0x20) | (q - lo) | (b - lo) | w) & hi
+	}
+	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		w0 := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		w1 := binary.LittleEndian.Uint64([]byte(s[i+8 : i+16]))
+		w2 := binary.LittleEndian.Uint64([]byte(s[i+16 : i+24]))
+		w3 := binary.LittleEndian.Uint64([]byte(s[i+24 : i+32]))
+		if bad(w0)|bad(w1)|bad(w2)|bad(w3) != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(s); i += 8 {
+		if bad(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) != 0 {
+			break
+		}
+	}
+	return i
+}
+
+// PlainASCII reports whether s can be written between quotes as it is (it
+// is all ASCII that a JSON string holds unescaped).
+func PlainASCII(s string) bool {
+	for i := plainLen(s); i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || !safeASCII[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // AppendInt appends an integer.
