@@ -120,65 +120,36 @@ func decodeChunkData(data []byte, needID bool, d *chunkData) error {
 func decodeChunk(data []byte, needID bool, d *chunkData) bool {
 	*d = chunkData{toolCalls: d.toolCalls[:0]}
 	p := jparser{b: data}
-	p.ws()
-	if !p.objectStart() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, more := p.nextKey(first)
-		if !more {
-			break
-		}
-		if rep, ok := p.repeated(key, chunkKeys, &seen); !ok {
-			return false
-		} else if rep {
-			continue
-		}
+	ok := p.object(chunkKeys, func(key []byte) bool {
 		switch string(key) {
 		case "id":
 			if !needID {
-				if !p.skip(0) {
-					return false
-				}
-				continue
+				return p.skip(0)
 			}
-			s, ok := p.sdkString()
-			if !ok {
-				return false
-			}
-			d.id = s
+			var ok bool
+			d.id, ok = p.sdkString()
+			return ok
 		case "usage":
 			d.hasUsage, d.usage = false, usageData{}
 			if p.null() {
-				continue
+				return true
 			}
-			if !p.usage(&d.usage) {
-				return false
-			}
-			d.hasUsage = true
+			d.hasUsage = p.usage(&d.usage)
+			return d.hasUsage
 		case "choices":
 			d.hasChoice = false
 			d.content, d.refusal, d.reasoningField, d.reasoningText, d.finish = "", "", "", "", ""
 			d.toolCalls = d.toolCalls[:0]
 			if p.null() {
-				continue
+				return true
 			}
-			if !p.choices(d) {
-				return false
-			}
+			return p.choices(d)
 		case "x_groq":
 			return false
-		default:
-			if errorKey(key) {
-				return false
-			}
-			if !p.skip(0) {
-				return false
-			}
 		}
-	}
-	if p.err {
+		return !errorKey(key) && p.skip(0)
+	})
+	if !ok {
 		return false
 	}
 	p.ws()
@@ -204,20 +175,7 @@ func errorKey(key []byte) bool {
 }
 
 func (p *jparser) usage(u *usageData) bool {
-	if !p.objectStart() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, more := p.nextKey(first)
-		if !more {
-			break
-		}
-		if rep, ok := p.repeated(key, usageKeys, &seen); !ok {
-			return false
-		} else if rep {
-			continue
-		}
+	return p.object(usageKeys, func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "prompt_tokens":
@@ -226,39 +184,20 @@ func (p *jparser) usage(u *usageData) bool {
 			u.completion, ok = p.sdkInt()
 		case "prompt_tokens_details":
 			u.cached, u.cacheWrite = 0, 0
-			if p.null() {
-				continue
-			}
-			ok = p.promptDetails(u)
+			ok = p.null() || p.promptDetails(u)
 		case "prompt_cache_hit_tokens":
-			start := p.i
-			ok = p.skip(0)
-			u.cacheHit = string(p.b[start:p.i])
+			var raw []byte
+			raw, ok = p.raw()
+			u.cacheHit = string(raw)
 		default:
 			ok = p.skip(0)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return !p.err
+		return ok
+	})
 }
 
 func (p *jparser) promptDetails(u *usageData) bool {
-	if !p.objectStart() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, more := p.nextKey(first)
-		if !more {
-			break
-		}
-		if rep, ok := p.repeated(key, detailsKeys, &seen); !ok {
-			return false
-		} else if rep {
-			continue
-		}
+	return p.object(detailsKeys, func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "cached_tokens":
@@ -268,91 +207,44 @@ func (p *jparser) promptDetails(u *usageData) bool {
 		default:
 			ok = p.skip(0)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return !p.err
+		return ok
+	})
 }
 
 // choices reads the array; only its first element is used, the others are
 // only checked to be objects (the SDK drops all choices otherwise).
 func (p *jparser) choices(d *chunkData) bool {
-	if !p.arrayStart() {
-		return false
-	}
-	for n := 0; p.nextElem(n == 0); n++ {
-		if p.peek() != '{' {
-			return false
-		}
+	return p.objects(func(n int) bool {
 		if n > 0 {
-			if !p.skip(0) {
-				return false
-			}
-			continue
+			return p.skip(0)
 		}
 		d.hasChoice = true
-		if !p.choice(d) {
-			return false
-		}
-	}
-	return !p.err
+		return p.choice(d)
+	})
 }
 
 func (p *jparser) choice(d *chunkData) bool {
-	if !p.objectStart() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, more := p.nextKey(first)
-		if !more {
-			break
-		}
-		if rep, ok := p.repeated(key, choiceKeys, &seen); !ok {
-			return false
-		} else if rep {
-			continue
-		}
+	return p.object(choiceKeys, func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "delta":
 			d.content, d.refusal, d.reasoningField, d.reasoningText = "", "", "", ""
 			d.toolCalls = d.toolCalls[:0]
-			if p.null() {
-				continue
-			}
-			ok = p.delta(d)
+			ok = p.null() || p.delta(d)
 		case "finish_reason":
 			d.finish, ok = p.sdkString()
 		default:
 			ok = p.skip(0)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return !p.err
+		return ok
+	})
 }
 
 func (p *jparser) delta(d *chunkData) bool {
-	if !p.objectStart() {
-		return false
-	}
 	// The raw values of the reasoning members (the last of each name wins,
 	// as in the SDK's map of extra fields).
 	var reasoning [3][]byte
-	var seen uint32
-	for first := true; ; first = false {
-		key, more := p.nextKey(first)
-		if !more {
-			break
-		}
-		if rep, ok := p.repeated(key, deltaKeys, &seen); !ok {
-			return false
-		} else if rep {
-			continue
-		}
+	ok := p.object(deltaKeys, func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "content":
@@ -361,26 +253,19 @@ func (p *jparser) delta(d *chunkData) bool {
 			d.refusal, ok = p.sdkString()
 		case "tool_calls":
 			d.toolCalls = d.toolCalls[:0]
-			if p.null() {
-				continue
-			}
-			ok = p.toolCalls(d)
+			ok = p.null() || p.toolCalls(d)
 		case "reasoning_content", "reasoning", "reasoning_text":
 			i := 0
 			for i < len(reasoningFields) && reasoningFields[i] != string(key) {
 				i++
 			}
-			start := p.i
-			ok = p.skip(0)
-			reasoning[i] = p.b[start:p.i]
+			reasoning[i], ok = p.raw()
 		default:
 			ok = p.skip(0)
 		}
-		if !ok {
-			return false
-		}
-	}
-	if p.err {
+		return ok
+	})
+	if !ok {
 		return false
 	}
 	for i, raw := range reasoning {
@@ -403,37 +288,18 @@ func (p *jparser) delta(d *chunkData) bool {
 }
 
 func (p *jparser) toolCalls(d *chunkData) bool {
-	if !p.arrayStart() {
-		return false
-	}
-	for n := 0; p.nextElem(n == 0); n++ {
-		if p.peek() != '{' {
-			return false
-		}
+	return p.objects(func(int) bool {
 		var tc toolCallData
 		if !p.toolCall(&tc) {
 			return false
 		}
 		d.toolCalls = append(d.toolCalls, tc)
-	}
-	return !p.err
+		return true
+	})
 }
 
 func (p *jparser) toolCall(tc *toolCallData) bool {
-	if !p.objectStart() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, more := p.nextKey(first)
-		if !more {
-			break
-		}
-		if rep, ok := p.repeated(key, toolKeys, &seen); !ok {
-			return false
-		} else if rep {
-			continue
-		}
+	return p.object(toolKeys, func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "index":
@@ -442,35 +308,16 @@ func (p *jparser) toolCall(tc *toolCallData) bool {
 			tc.id, ok = p.sdkString()
 		case "function":
 			tc.name, tc.args = "", ""
-			if p.null() {
-				continue
-			}
-			ok = p.function(tc)
+			ok = p.null() || p.function(tc)
 		default:
 			ok = p.skip(0)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return !p.err
+		return ok
+	})
 }
 
 func (p *jparser) function(tc *toolCallData) bool {
-	if !p.objectStart() {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		key, more := p.nextKey(first)
-		if !more {
-			break
-		}
-		if rep, ok := p.repeated(key, funcKeys, &seen); !ok {
-			return false
-		} else if rep {
-			continue
-		}
+	return p.object(funcKeys, func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "name":
@@ -480,11 +327,8 @@ func (p *jparser) function(tc *toolCallData) bool {
 		default:
 			ok = p.skip(0)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return !p.err
+		return ok
+	})
 }
 
 // Member names each object decoder reads. A repeated member is skipped:
@@ -499,19 +343,65 @@ var (
 	funcKeys    = []string{"name", "arguments"}
 )
 
-// repeated reports whether key, one of names, was seen before in this
-// object (then its value has been skipped; ok is false on a syntax error).
-func (p *jparser) repeated(key []byte, names []string, seen *uint32) (rep, ok bool) {
-	for i, n := range names {
-		if n == string(key) {
-			if *seen&(1<<i) == 0 {
-				*seen |= 1 << i
-				return false, true
+// object reads an object (after whitespace). member is called with p at
+// the value of each member, except a repeat of one of names, whose value
+// is skipped; member consumes the value and reports false to decline the
+// chunk. object reports false on a syntax error or a declined member.
+func (p *jparser) object(names []string, member func(key []byte) bool) bool {
+	if !p.objectStart() {
+		return false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		key, more := p.nextKey(first)
+		if !more {
+			return !p.err
+		}
+		if p.repeated(key, names, &seen) {
+			if !p.skip(0) {
+				return false
 			}
-			return true, p.skip(0)
+			continue
+		}
+		if !member(key) {
+			return false
 		}
 	}
-	return false, true
+}
+
+// repeated reports whether key, one of names, was seen before in this
+// object, and marks it seen.
+func (p *jparser) repeated(key []byte, names []string, seen *uint32) bool {
+	for i, n := range names {
+		if n == string(key) {
+			rep := *seen&(1<<i) != 0
+			*seen |= 1 << i
+			return rep
+		}
+	}
+	return false
+}
+
+// objects reads an array whose elements must all be objects, calling elem
+// with p at each element (n is its index); elem consumes the element and
+// reports false to decline the chunk.
+func (p *jparser) objects(elem func(n int) bool) bool {
+	if !p.arrayStart() {
+		return false
+	}
+	for n := 0; p.nextElem(n == 0); n++ {
+		if p.peek() != '{' || !elem(n) {
+			return false
+		}
+	}
+	return !p.err
+}
+
+// raw skips a value and returns its text.
+func (p *jparser) raw() ([]byte, bool) {
+	start := p.i
+	ok := p.skip(0)
+	return p.b[start:p.i], ok
 }
 
 // ---------------------------------------------------------------------------
@@ -664,16 +554,7 @@ func (p *jparser) skip(depth int) bool {
 		if depth >= maxSkipDepth {
 			return false
 		}
-		p.i++
-		for first := true; ; first = false {
-			_, more := p.nextKey(first)
-			if !more {
-				return !p.err
-			}
-			if !p.skip(depth + 1) {
-				return false
-			}
-		}
+		return p.object(nil, func([]byte) bool { return p.skip(depth + 1) })
 	case c == '[':
 		if depth >= maxSkipDepth {
 			return false
@@ -814,13 +695,7 @@ func (p *jparser) sdkString() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if !escaped {
-		if !utf8.Valid(body) {
-			return "", false
-		}
-		return string(body), true
-	}
-	return unescape(body)
+	return decodeString(body, escaped)
 }
 
 // plainString decodes a JSON string value (the whole of raw) when that is
@@ -835,21 +710,18 @@ func plainString(raw []byte) (string, bool) {
 	if !ok || p.i != len(raw) {
 		return "", false
 	}
-	if !escaped {
-		if !utf8.Valid(body) {
-			return "", false
-		}
-		return string(body), true
-	}
-	return unescape(body)
+	return decodeString(body, escaped)
 }
 
-// unescape decodes a validated string body with escapes; false for
-// invalid UTF-8 and for surrogate escapes (gjson and encoding/json differ
-// on unpaired ones).
-func unescape(body []byte) (string, bool) {
+// decodeString decodes a validated string body (escaped: it holds an
+// escape); false for invalid UTF-8 and for surrogate escapes (gjson and
+// encoding/json differ on unpaired ones).
+func decodeString(body []byte, escaped bool) (string, bool) {
 	if !utf8.Valid(body) {
 		return "", false
+	}
+	if !escaped {
+		return string(body), true
 	}
 	out := make([]byte, 0, len(body))
 	for i := 0; i < len(body); {

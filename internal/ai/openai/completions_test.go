@@ -98,19 +98,6 @@ func TestCompletionsOpenAIDefaults(t *testing.T) {
 	}
 }
 
-func paramsJSON(t *testing.T, v any) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestCompletionsLength(t *testing.T) {
 	srv := newServer(t, serveSSE(t, "completions_length.sse"))
 	var rec recorder
@@ -316,24 +303,8 @@ func TestCompletionsErrorStatuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newServer(t, serveError(tc.status, tc.header, tc.body))
-			var rec recorder
-			msg := NewCompletions(nil).Stream(withTimeout(t), userReq(testModel(APICompletions, srv.URL), "x"), rec.emit)
-			rec.check(t, "start", "error error")
+			rec, msg := streamStatusError(t, NewCompletions(nil), APICompletions, tc.status, tc.header, tc.body, tc.message, tc.retry)
 			rec.checkFinal(t, msg)
-			providerError(t, msg)
-			if msg.ErrorStatus != tc.status {
-				t.Errorf("status %d, want %d", msg.ErrorStatus, tc.status)
-			}
-			want := (&ai.ProviderError{Status: tc.status, Message: tc.message}).Error()
-			if msg.ErrorMessage != want {
-				t.Errorf("message %q, want %q", msg.ErrorMessage, want)
-			}
-			if msg.RetryAfter != tc.retry {
-				t.Errorf("retryAfter %v, want %v", msg.RetryAfter, tc.retry)
-			}
-			// The SDK's own retries are off: one request only.
-			srv.only(t)
 		})
 	}
 }
@@ -354,9 +325,7 @@ func TestRetryAfterDate(t *testing.T) {
 }
 
 func TestCompletionsErrorInStream(t *testing.T) {
-	srv := newServer(t, serveSSE(t, "completions_stream_error.sse"))
-	var rec recorder
-	msg := NewCompletions(nil).Stream(withTimeout(t), userReq(testModel(APICompletions, srv.URL), "x"), rec.emit)
+	_, rec, msg := streamFrom(t, NewCompletions(nil), APICompletions, serveSSE(t, "completions_stream_error.sse"))
 	rec.check(t, "start", "text_start 0", `text_delta 0 "Partial"`, "error error")
 	providerError(t, msg)
 	if msg.ErrorStatus != 502 || msg.ErrorMessage != "502 Provider returned error\nupstream overloaded" {
@@ -380,22 +349,8 @@ func TestCompletionsContentFilter(t *testing.T) {
 func TestCompletionsConnectionCut(t *testing.T) {
 	for _, mode := range []string{"reset", "eof"} {
 		t.Run(mode, func(t *testing.T) {
-			h := serveCut(t, "completions_cut.sse")
-			if mode == "eof" {
-				// The server ends the body cleanly but never sends [DONE].
-				h = serveSSE(t, "completions_cut.sse")
-			}
-			srv := newServer(t, h)
-			var rec recorder
-			msg := NewCompletions(nil).Stream(withTimeout(t), userReq(testModel(APICompletions, srv.URL), "x"), rec.emit)
-			rec.check(t, "start", "text_start 0", `text_delta 0 "Hel"`, "error error")
-			providerError(t, msg)
-			if msg.ErrorStatus != 0 || !strings.HasPrefix(msg.ErrorMessage, "stream ended unexpectedly") {
-				t.Errorf("status %d message %q", msg.ErrorStatus, msg.ErrorMessage)
-			}
-			if msg.Content[0].Text != "Hel" {
-				t.Errorf("partial content %+v", msg.Content)
-			}
+			// In mode eof the server ends the body cleanly but never sends [DONE].
+			streamCut(t, NewCompletions(nil), APICompletions, "completions_cut.sse", mode, "Hel")
 		})
 	}
 }
@@ -413,15 +368,8 @@ func TestCompletionsConnectionRefused(t *testing.T) {
 
 func TestCompletionsAbort(t *testing.T) {
 	srv := newServer(t, serveSlow(t, "completions_text.sse", 2))
-	ctx, cancel := context.WithCancel(withTimeout(t))
-	defer cancel()
 	var rec recorder
-	emit := func(ev ai.AssistantEvent) {
-		rec.emit(ev)
-		if ev.Type == ai.EvTextDelta {
-			cancel() // the user presses Esc after the first words
-		}
-	}
+	ctx, emit := cancelOn(t, &rec, ai.EvTextDelta) // the user presses Esc after the first words
 	start := time.Now()
 	msg := NewCompletions(nil).Stream(ctx, userReq(testModel(APICompletions, srv.URL), "x"), emit)
 	if time.Since(start) > 5*time.Second {
@@ -556,10 +504,7 @@ func TestCompletionsInterleavedToolCalls(t *testing.T) {
 		`data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},"finish_reason":null}]}` + "\n\n" +
 		`data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a.go\"}"}}]},"finish_reason":"tool_calls"}]}` + "\n\n" +
 		"data: [DONE]\n\n"
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(sse))
-	})
+	srv := newServer(t, serveEvents(sse))
 	msg := NewCompletions(nil).Stream(withTimeout(t), userReq(testModel(APICompletions, srv.URL), "x"), nil)
 	calls := msg.ToolCalls()
 	if msg.StopReason != ai.StopToolUse || len(calls) != 2 ||

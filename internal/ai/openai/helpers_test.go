@@ -115,6 +115,14 @@ func serveSlow(t *testing.T, name string, n int) http.HandlerFunc {
 	}
 }
 
+// serveEvents answers with the server-sent events text sse.
+func serveEvents(sse string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(sse))
+	}
+}
+
 func serveError(status int, header map[string]string, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range header {
@@ -228,4 +236,84 @@ func withTimeout(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// cancelOn returns a context that emit cancels at an event of type typ
+// (the user pressing Esc), and emit, which records into rec.
+func cancelOn(t *testing.T, rec *recorder, typ string) (context.Context, func(ai.AssistantEvent)) {
+	ctx, cancel := context.WithCancel(withTimeout(t))
+	t.Cleanup(cancel)
+	return ctx, func(ev ai.AssistantEvent) {
+		rec.emit(ev)
+		if ev.Type == typ {
+			cancel()
+		}
+	}
+}
+
+func paramsJSON(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// streamFrom streams the user message "x" to a model of api on a fake
+// server answering with h, recording the events.
+func streamFrom(t *testing.T, p ai.Provider, api string, h http.HandlerFunc) (*fakeServer, *recorder, *ai.AssistantMessage) {
+	t.Helper()
+	srv := newServer(t, h)
+	rec := new(recorder)
+	msg := p.Stream(withTimeout(t), userReq(testModel(api, srv.URL), "x"), rec.emit)
+	return srv, rec, msg
+}
+
+// streamStatusError streams from a server answering with an error status
+// and checks the provider error: status, message and retry delay, after
+// one request.
+func streamStatusError(t *testing.T, p ai.Provider, api string, status int, header map[string]string, body, message string, retry time.Duration) (*recorder, *ai.AssistantMessage) {
+	t.Helper()
+	srv, rec, msg := streamFrom(t, p, api, serveError(status, header, body))
+	rec.check(t, "start", "error error")
+	providerError(t, msg)
+	if msg.ErrorStatus != status {
+		t.Errorf("status %d, want %d", msg.ErrorStatus, status)
+	}
+	if want := (&ai.ProviderError{Status: status, Message: message}).Error(); msg.ErrorMessage != want {
+		t.Errorf("message %q, want %q", msg.ErrorMessage, want)
+	}
+	if msg.RetryAfter != retry {
+		t.Errorf("retryAfter %v, want %v", msg.RetryAfter, retry)
+	}
+	// The SDK's own retries are off: one request only.
+	srv.only(t)
+	return rec, msg
+}
+
+// streamCut streams the captured stream name from a server that, in mode
+// "reset", drops the connection after it, or in mode "eof" ends the body
+// cleanly though the stream is not finished, and checks that the partial
+// text came before a connection error.
+func streamCut(t *testing.T, p ai.Provider, api, name, mode, partial string) *ai.AssistantMessage {
+	t.Helper()
+	h := serveCut(t, name)
+	if mode == "eof" {
+		h = serveSSE(t, name)
+	}
+	_, rec, msg := streamFrom(t, p, api, h)
+	rec.check(t, "start", "text_start 0", fmt.Sprintf("text_delta 0 %q", partial), "error error")
+	providerError(t, msg)
+	if msg.ErrorStatus != 0 || !strings.HasPrefix(msg.ErrorMessage, "stream ended unexpectedly") {
+		t.Errorf("%s: status %d message %q", mode, msg.ErrorStatus, msg.ErrorMessage)
+	}
+	if msg.Content[0].Text != partial {
+		t.Errorf("%s: partial content %+v", mode, msg.Content)
+	}
+	return msg
 }

@@ -1,10 +1,8 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"math"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -140,9 +138,7 @@ func TestResponsesIncomplete(t *testing.T) {
 }
 
 func TestResponsesFailed(t *testing.T) {
-	srv := newServer(t, serveSSE(t, "responses_failed.sse"))
-	var rec recorder
-	msg := NewResponses(nil).Stream(withTimeout(t), userReq(testModel(APIResponses, srv.URL), "x"), rec.emit)
+	_, rec, msg := streamFrom(t, NewResponses(nil), APIResponses, serveSSE(t, "responses_failed.sse"))
 	rec.check(t, "start", "error error")
 	providerError(t, msg)
 	if msg.ErrorStatus != 500 || !strings.Contains(msg.ErrorMessage, "server_error: The model produced invalid content") {
@@ -154,9 +150,7 @@ func TestResponsesFailed(t *testing.T) {
 }
 
 func TestResponsesErrorEvent(t *testing.T) {
-	srv := newServer(t, serveSSE(t, "responses_error_event.sse"))
-	var rec recorder
-	msg := NewResponses(nil).Stream(withTimeout(t), userReq(testModel(APIResponses, srv.URL), "x"), rec.emit)
+	_, rec, msg := streamFrom(t, NewResponses(nil), APIResponses, serveSSE(t, "responses_error_event.sse"))
 	rec.check(t, "start", "text_start 0", `text_delta 0 "Par"`, "error error")
 	providerError(t, msg)
 	if msg.ErrorStatus != 429 || !strings.HasPrefix(msg.ErrorMessage, "429 rate_limit_exceeded: Rate limit reached for gpt-5") {
@@ -165,10 +159,7 @@ func TestResponsesErrorEvent(t *testing.T) {
 }
 
 func TestResponsesNestedErrorEvent(t *testing.T) {
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model.\"}}\n\n"))
-	})
+	srv := newServer(t, serveEvents("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model.\"}}\n\n"))
 	msg := NewResponses(nil).Stream(withTimeout(t), userReq(testModel(APIResponses, srv.URL), "x"), nil)
 	providerError(t, msg)
 	if msg.ErrorMessage != "context_length_exceeded: Your input exceeds the context window of this model." {
@@ -191,49 +182,23 @@ func TestResponsesErrorStatus(t *testing.T) {
 		{500, nil, `{"error":{"message":"An error occurred while processing your request.","type":"server_error","param":null,"code":null}}`, "An error occurred while processing your request.", 0},
 		{503, map[string]string{"Retry-After-Ms": "250"}, `{"error":{"message":"Service Unavailable","type":"server_error","param":null,"code":null}}`, "Service Unavailable", 250 * time.Millisecond},
 	} {
-		srv := newServer(t, serveError(tc.status, tc.header, tc.body))
-		var rec recorder
-		msg := NewResponses(nil).Stream(withTimeout(t), userReq(testModel(APIResponses, srv.URL), "x"), rec.emit)
-		rec.check(t, "start", "error error")
-		providerError(t, msg)
-		if msg.ErrorStatus != tc.status || msg.ErrorMessage != (&ai.ProviderError{Status: tc.status, Message: tc.msg}).Error() || msg.RetryAfter != tc.retry {
-			t.Errorf("%d: status %d message %q retry %v", tc.status, msg.ErrorStatus, msg.ErrorMessage, msg.RetryAfter)
-		}
-		srv.only(t)
+		streamStatusError(t, NewResponses(nil), APIResponses, tc.status, tc.header, tc.body, tc.msg, tc.retry)
 	}
 }
 
 func TestResponsesConnectionCut(t *testing.T) {
 	for _, mode := range []string{"reset", "eof"} {
-		h := serveCut(t, "responses_cut.sse")
-		if mode == "eof" {
-			h = serveSSE(t, "responses_cut.sse")
-		}
-		srv := newServer(t, h)
-		var rec recorder
-		msg := NewResponses(nil).Stream(withTimeout(t), userReq(testModel(APIResponses, srv.URL), "x"), rec.emit)
-		rec.check(t, "start", "text_start 0", `text_delta 0 "Hal"`, "error error")
-		providerError(t, msg)
-		if msg.ErrorStatus != 0 || !strings.HasPrefix(msg.ErrorMessage, "stream ended unexpectedly") {
-			t.Errorf("%s: status %d message %q", mode, msg.ErrorStatus, msg.ErrorMessage)
-		}
-		if msg.ResponseID != "resp_cut" || msg.Content[0].Text != "Hal" {
-			t.Errorf("%s: id %q content %+v", mode, msg.ResponseID, msg.Content)
+		msg := streamCut(t, NewResponses(nil), APIResponses, "responses_cut.sse", mode, "Hal")
+		if msg.ResponseID != "resp_cut" {
+			t.Errorf("%s: id %q", mode, msg.ResponseID)
 		}
 	}
 }
 
 func TestResponsesAbort(t *testing.T) {
 	srv := newServer(t, serveSlow(t, "responses_tools.sse", 5))
-	ctx, cancel := context.WithCancel(withTimeout(t))
-	defer cancel()
 	var rec recorder
-	emit := func(ev ai.AssistantEvent) {
-		rec.emit(ev)
-		if ev.Type == ai.EvThinkingDelta {
-			cancel()
-		}
-	}
+	ctx, emit := cancelOn(t, &rec, ai.EvThinkingDelta)
 	req := userReq(reasoningModel(srv.URL), "x")
 	req.ThinkingLevel = "low"
 	msg := NewResponses(nil).Stream(ctx, req, emit)
