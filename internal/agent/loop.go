@@ -41,6 +41,8 @@ type Config struct {
 	Steering func() []ai.Message
 	// FollowUp dequeues follow-up messages, asked only when the agent would
 	// otherwise stop.
+	// Neither is asked once the run's context is cancelled: an aborted run
+	// leaves the queues as they are.
 	FollowUp func() []ai.Message
 	// ConvertToLLM turns agent messages into what a provider understands.
 	ConvertToLLM func([]ai.Message) []ai.Message
@@ -48,6 +50,10 @@ type Config struct {
 	Emit func(rpc.Event)
 	// LegacySnapshots fills MessageUpdateEvent.Partial (older wire).
 	LegacySnapshots bool
+	// NoInitialSteering: the prompts are steering messages the caller has
+	// already taken, so the steering queue is not polled again before the
+	// first model call (a one-at-a-time queue still gives one per turn).
+	NoInitialSteering bool
 	// Watch, when set, sees every streamed block event; returning true
 	// interrupts the stream (a rule fired). Interrupted then gives the
 	// messages to deliver before the model is asked again (the turn goes
@@ -106,8 +112,9 @@ func (r *runner) deliver(m ai.Message) {
 	r.produced = append(r.produced, m)
 }
 
+// steering dequeues steering messages; a cancelled run takes none.
 func (r *runner) steering() []ai.Message {
-	if r.cfg.Steering == nil {
+	if r.cfg.Steering == nil || r.ctx.Err() != nil {
 		return nil
 	}
 	return r.cfg.Steering()
@@ -122,7 +129,10 @@ func (r *runner) interruptMode() string {
 
 func (r *runner) loop() {
 	first := true
-	pending := r.steering()
+	var pending []ai.Message
+	if !r.cfg.NoInitialSteering {
+		pending = r.steering()
+	}
 	for {
 		more := true
 		for more || len(pending) > 0 {
