@@ -310,9 +310,10 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 	}()
 	attempt := 0
 	overflowTried := false
+	steered := false // the prompts are steering messages already taken
 	for {
-		res := s.runOnce(ctx, prompts)
-		prompts = nil
+		res := s.runOnce(ctx, prompts, steered)
+		prompts, steered = nil, false
 		last := res.Last
 		aborted := ctx.Err() != nil || (last != nil && last.StopReason == ai.StopAborted)
 		if aborted {
@@ -331,12 +332,15 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 		}
 		s.emit(&rpc.AgentEndEvent{Messages: ai.Messages(res.Messages), WillRetry: retry || (overflow && !overflowTried)})
 		if retry {
+			// The delay is cancellable (abort_retry) from the moment
+			// auto_retry_start announces it.
+			rctx, cancel := s.armRetry(ctx)
 			s.emit(&rpc.AutoRetryStartEvent{
 				Attempt: attempt, MaxAttempts: s.opts.Settings.RetryMaxRetries(),
 				DelayMs: delay.Milliseconds(), ErrorMessage: last.ErrorMessage,
 			})
 			s.hideFailed(last)
-			if !s.waitRetry(ctx, attempt, delay) {
+			if !s.waitRetry(rctx, cancel, attempt, delay) {
 				return
 			}
 			continue
@@ -380,17 +384,33 @@ func (s *Session) runLoop(ctx context.Context, r *runState, prompts []ai.Message
 				return
 			}
 		}
-		// A message queued after the loop's last look still gets its turn;
-		// open todo items get a reminder.
-		if s.PendingCount() == 0 {
+		// A message queued after the loop's last look (or left queued by a
+		// run that ended in an error) still gets its turn, and it is what
+		// the continuation starts with; open todo items get a reminder.
+		prompts, steered = s.takeQueued()
+		if len(prompts) == 0 {
 			ev, text, ok := s.todos.NextReminder()
 			if !ok {
 				return
 			}
 			s.emit(ev)
 			s.enqueue(&s.followUp, s.userMessage(text, nil), text)
+			prompts, steered = s.takeQueued()
 		}
 	}
+}
+
+// takeQueued dequeues the messages a continuation of the run starts with,
+// as pi's continue() does: the steering messages (per the steering mode;
+// steered is then true), else the follow-ups (per the follow-up mode).
+func (s *Session) takeQueued() (msgs []ai.Message, steered bool) {
+	s.mu.Lock()
+	steeringMode, followUpMode := s.steeringMode, s.followUpMode
+	s.mu.Unlock()
+	if m := s.dequeue(&s.steering, steeringMode); len(m) > 0 {
+		return m, true
+	}
+	return s.dequeue(&s.followUp, followUpMode), false
 }
 
 func (s *Session) autoCompactionOn() bool {
@@ -419,8 +439,10 @@ func (s *Session) hideFailed(failed *ai.AssistantMessage) {
 	s.emit(&rpc.EntryAppendedEvent{Entry: json.RawMessage(ce.Raw)})
 }
 
-// runOnce runs the agent loop once over the current context.
-func (s *Session) runOnce(ctx context.Context, prompts []ai.Message) agent.Result {
+// runOnce runs the agent loop once over the current context. steered says
+// that the prompts were taken from the steering queue (it is not polled
+// again before the first model call).
+func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered bool) agent.Result {
 	s.mu.Lock()
 	model, level, store := s.model, s.thinking, s.store
 	legacy := s.opts.LegacyWire
@@ -463,9 +485,10 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message) agent.Resul
 			s.mu.Unlock()
 			return s.dequeue(&s.followUp, mode)
 		},
-		ConvertToLLM:    session.ConvertToLLM,
-		Emit:            s.onAgentEvent,
-		LegacySnapshots: legacy,
+		ConvertToLLM:      session.ConvertToLLM,
+		Emit:              s.onAgentEvent,
+		LegacySnapshots:   legacy,
+		NoInitialSteering: steered,
 	}
 	if tt := s.newTTSR(); tt != nil {
 		names := map[int]string{}
@@ -600,27 +623,39 @@ func (s *Session) retryDelay(attempt int, m *ai.AssistantMessage) time.Duration 
 	return d
 }
 
-// waitRetry sleeps before a retry. It returns false when the retry was
-// cancelled (abort or abort_retry).
-func (s *Session) waitRetry(ctx context.Context, attempt int, delay time.Duration) bool {
+// armRetry makes the coming retry delay cancellable by AbortRetry (and by
+// Abort, through ctx).
+func (s *Session) armRetry(ctx context.Context) (context.Context, context.CancelFunc) {
 	rctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	s.retryCancel = cancel
 	s.mu.Unlock()
+	return rctx, cancel
+}
+
+// waitRetry sleeps before a retry, over the context armRetry gave. It
+// returns false when the retry was cancelled (abort or abort_retry).
+func (s *Session) waitRetry(rctx context.Context, cancel context.CancelFunc, attempt int, delay time.Duration) bool {
 	defer func() {
 		s.mu.Lock()
 		s.retryCancel = nil
 		s.mu.Unlock()
 		cancel()
 	}()
+	cancelled := func() bool {
+		s.emit(&rpc.AutoRetryEndEvent{Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
+		return false
+	}
+	if rctx.Err() != nil {
+		return cancelled()
+	}
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
 	case <-rctx.Done():
-		s.emit(&rpc.AutoRetryEndEvent{Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
-		return false
+		return cancelled()
 	}
 }
 
