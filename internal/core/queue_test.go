@@ -2,9 +2,12 @@ package core
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -309,4 +312,44 @@ func TestClearQueue(t *testing.T) {
 	if len(counts) != 3 || counts[0] != 1 || counts[1] != 2 || counts[2] != 0 {
 		t.Fatalf("queue_changed counts %v, want [1 2 0]", counts)
 	}
+}
+
+// Open todo items when a run would settle: a todo_reminder event, then a
+// continuation whose first model call already has the reminder (up to
+// task.MaxTodoReminders times); the items stay open here, so every
+// reminder is used.
+func TestTodoReminderGoesBeforeTheModelCall(t *testing.T) {
+	h := newHarness(t, `{"turns":[
+		{"content":[{"type":"text","text":"a"}]},
+		{"content":[{"type":"text","text":"b"}]},
+		{"content":[{"type":"text","text":"c"}]},
+		{"content":[{"type":"text","text":"d"}]}
+	]}`, harnessOptions{})
+	if _, err := h.s.Todos().Set([]task.TodoPhase{{Name: "plan", Tasks: []task.TodoItem{{Content: "write tests"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	h.prompt("go")
+	h.settle(0)
+	reqs := h.requests()
+	if len(reqs) != 1+task.MaxTodoReminders || reqs[0] != "go" {
+		t.Fatalf("requests %q", reqs)
+	}
+	for i, r := range reqs[1:] {
+		if !strings.HasPrefix(r, "<system-reminder>\nYour plan still has 1 open item(s)") ||
+			!strings.Contains(r, fmt.Sprintf("(Reminder %d of %d)", i+1, task.MaxTodoReminders)) {
+			t.Fatalf("request %d's last user message is %q, want reminder %d", i+2, r, i+1)
+		}
+	}
+	evs := h.rec.snapshot()
+	var order []string
+	for _, ev := range evs {
+		switch ev.EventType() {
+		case rpc.EventAgentStart, rpc.EventAgentSettled, task.EventTodoReminder:
+			order = append(order, ev.EventType())
+		}
+	}
+	expectLabels(t, "events", order, []string{
+		"agent_start", "todo_reminder", "agent_start", "todo_reminder", "agent_start",
+		"todo_reminder", "agent_start", "agent_settled",
+	})
 }
