@@ -359,7 +359,19 @@ func (env *environment) openStore() (*session.Session, error) {
 	return session.New(session.Options{Dir: dir, Cwd: env.cwd, ID: a.SessionID})
 }
 
+// sessionDir is the folder of the launch directory's sessions.
 func (env *environment) sessionDir() string {
+	if d := env.customSessionDir(); d != "" {
+		return d
+	}
+	return session.DirFor(env.agentDir, env.cwd)
+}
+
+// customSessionDir is the session folder configured for every project
+// (--session-dir, PISCES_CODING_AGENT_SESSION_DIR, settings sessionDir), or
+// "" when each project's sessions live in their own folder under
+// <agentDir>/sessions.
+func (env *environment) customSessionDir() string {
 	if env.args.SessionDir != "" {
 		d, _ := filepath.Abs(expandHome(env.args.SessionDir))
 		return d
@@ -370,7 +382,7 @@ func (env *environment) sessionDir() string {
 	if d := env.settings.SessionDir(); d != "" {
 		return expandHome(d)
 	}
-	return session.DirFor(env.agentDir, env.cwd)
+	return ""
 }
 
 func (env *environment) newCore() (*core.Session, error) {
@@ -385,7 +397,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		Settings:           env.settings,
 		Models:             env.registry,
 		Store:              store,
-		SessionDir:         env.sessionDir(),
+		SessionDir:         env.customSessionDir(),
 		InMemory:           env.args.NoSession,
 		Model:              env.model,
 		ThinkingLevel:      env.thinking,

@@ -50,6 +50,10 @@ func TestMain(m *testing.M) {
 //	-- args --        extra command-line flags, one per line (optional)
 //	-- script.json -- the scripted provider's script
 //	-- settings.json -- <agentDir>/settings.json (optional)
+//	-- project-session-dirs -- (empty) no --session-dir: each project's
+//	                  sessions go to its own folder under <agentDir>/sessions,
+//	                  whose name ($TMP with its separators as dashes) is
+//	                  normalised to $TMP_DASHED
 //	-- in --          JSONL sent on stdin, plus directives:
 //	                    #wait TYPE [N]  wait until the Nth (default 1) output line of that type
 //	                    #sleep MS       pause
@@ -143,7 +147,12 @@ func runTranscript(t *testing.T, file string) {
 		t.Chdir(filepath.Join(dir, strings.TrimSpace(c)))
 	}
 	args := []string{"--mode", "rpc", "--provider", "scripted", "--script", script,
-		"--agent-dir", agentDir, "--session-dir", sessDir, "--system-prompt", "You are a test agent.", "--no-context-files"}
+		"--agent-dir", agentDir, "--system-prompt", "You are a test agent.", "--no-context-files"}
+	if _, ok := sections["project-session-dirs"]; ok {
+		sessDir = filepath.Join(agentDir, "sessions")
+	} else {
+		args = append(args, "--session-dir", sessDir)
+	}
 	for _, l := range strings.Split(sections["args"], "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			l = strings.ReplaceAll(l, "$GATE", filepath.Join(exampleBins, "permission-gate"))
@@ -319,9 +328,15 @@ func hasResponse(lines []string, id string) bool {
 }
 
 // resolveEntryRefs replaces $ENTRY[n] with the id of the nth entry (from 0,
-// header excluded) of the newest session file.
+// header excluded) of the newest session file under sessDir.
 func resolveEntryRefs(t *testing.T, line, sessDir string) string {
-	files, _ := filepath.Glob(filepath.Join(sessDir, "*.jsonl"))
+	var files []string
+	filepath.WalkDir(sessDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return nil
+	})
 	var newest string
 	var mt time.Time
 	for _, f := range files {
@@ -361,6 +376,9 @@ var (
 
 func normalise(s, dir string) string {
 	s = strings.ReplaceAll(s, dir, "$TMP")
+	// A project's session folder is named after its path with the
+	// separators as dashes.
+	s = strings.ReplaceAll(s, strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(strings.TrimLeft(dir, "/\\")), "$TMP_DASHED")
 	if wd, err := os.Getwd(); err == nil && !strings.HasPrefix(wd, dir) {
 		s = strings.ReplaceAll(s, wd, "$CWD")
 	}

@@ -59,8 +59,11 @@ type Options struct {
 	Settings *settings.Settings
 	Models   *models.Registry
 	Store    *session.Session
-	// SessionDir is where new session files go ("" = per-cwd dir under the
-	// agent dir); InMemory keeps new sessions in memory.
+	// SessionDir is a configured folder for every project's new session
+	// files (--session-dir, the environment or settings); "" puts each
+	// session in the folder of its own cwd under <agentDir>/sessions, which
+	// follows a switch to another project. InMemory keeps new sessions in
+	// memory.
 	SessionDir string
 	InMemory   bool
 

@@ -20,12 +20,18 @@ const (
 	ChangeReload = "reload"
 )
 
-// sessionDir is where new session files of this cwd go.
-func (s *Session) sessionDir() string {
+// sessionDir is where new session files of the current project go.
+func (s *Session) sessionDir() string { return s.sessionDirFor(s.Cwd()) }
+
+// sessionDirFor is the folder of the session files whose header names cwd:
+// the configured session dir when there is one (it holds every project's
+// sessions), else cwd's own folder under <agentDir>/sessions. A session
+// file always lands in the folder of its own cwd, so that listings find it.
+func (s *Session) sessionDirFor(cwd string) string {
 	if s.opts.SessionDir != "" {
 		return s.opts.SessionDir
 	}
-	return session.DirFor(s.opts.AgentDir, s.Cwd())
+	return session.DirFor(s.opts.AgentDir, cwd)
 }
 
 // replaceStore installs a new store, closes the old one and announces it.
@@ -191,7 +197,7 @@ func (s *Session) Fork(entryID string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("Invalid entry ID for forking")
 	}
-	st, err := old.Fork(entryID, s.sessionDir())
+	st, err := old.Fork(entryID, s.sessionDirFor(old.Cwd()))
 	if err != nil {
 		return "", err
 	}
@@ -205,7 +211,8 @@ func (s *Session) Clone() error {
 		return ErrCancelled
 	}
 	s.Abort()
-	st, err := s.Store().Clone(s.sessionDir())
+	old := s.Store()
+	st, err := old.Clone(s.sessionDirFor(old.Cwd()))
 	if err != nil {
 		return err
 	}
