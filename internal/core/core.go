@@ -183,7 +183,7 @@ func New(opts Options) (*Session, error) {
 		active:        active,
 		steeringMode:  st.SteeringMode(),
 		followUpMode:  st.FollowUpMode(),
-		interruptMode: st.InterruptMode(),
+		interruptMode: st.InterruptMode(), // then the session's own (initStore)
 		autoCompact:   st.CompactionEnabled(),
 		autoRetry:     st.RetryEnabled(),
 		subs:          map[int]func(rpc.Event){},
@@ -210,8 +210,12 @@ func New(opts Options) (*Session, error) {
 }
 
 // initStore records the model and thinking level of a fresh session, or
-// restores them from a resumed one, as pi does.
+// restores them from a resumed one, as pi does; a resumed session's
+// interrupt mode comes back too.
 func (s *Session) initStore() error {
+	if m, ok := storedInterruptMode(s.store); ok {
+		s.interruptMode = m
+	}
 	ctx := s.store.BuildContext()
 	hasMessages := len(ctx.Messages) > 0
 	if !hasMessages {

@@ -96,6 +96,7 @@ func (s *Session) NewSession(parentSession string) error {
 	}
 	s.mu.Lock()
 	level := s.thinking
+	s.interruptMode = s.opts.Settings.InterruptMode()
 	s.mu.Unlock()
 	if _, err := st.AppendThinkingLevelChange(level); err != nil {
 		return err
@@ -157,12 +158,15 @@ func (s *Session) moveTo(cwd string) bool {
 }
 
 // restoreFrom takes the model and thinking level recorded on the session's
-// leaf path; it returns the number of context messages.
+// leaf path, and the session's interrupt mode; it returns the number of
+// context messages.
 func (s *Session) restoreFrom(st *session.Session) int {
 	c := st.Info()
 	hasLevel := st.HasEntryType(session.TypeThinkingLevelChange)
+	mode := s.sessionInterruptMode(st)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.interruptMode = mode
 	if c.Provider != "" {
 		if m, ok := s.opts.Models.Find(c.Provider, c.ModelID); ok {
 			if _, ok := s.opts.Models.Key(m.Provider); ok {
@@ -201,6 +205,7 @@ func (s *Session) Fork(entryID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.keepInterruptMode(st)
 	s.replaceStore(st, ChangeFork)
 	return um.Content.PlainText(), nil
 }
@@ -216,6 +221,7 @@ func (s *Session) Clone() error {
 	if err != nil {
 		return err
 	}
+	s.keepInterruptMode(st)
 	s.replaceStore(st, ChangeFork)
 	return nil
 }

@@ -1,12 +1,15 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/pisces-agent/pisces/internal/agent"
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/models"
+	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/settings"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -188,15 +191,88 @@ func (s *Session) SetFollowUpMode(mode string) error {
 	return s.persistSetting("followUpMode", mode)
 }
 
-// SetInterruptMode sets how steering meets a running tool batch.
+// SetInterruptMode sets how steering meets a running tool batch. The mode
+// belongs to the session: it is recorded in the session file (not in
+// settings.json) and comes back when the session is opened again.
 func (s *Session) SetInterruptMode(mode string) error {
-	if mode != agent.InterruptImmediate && mode != agent.InterruptWait {
+	if !validInterruptMode(mode) {
 		return fmt.Errorf("Invalid mode %q: expected \"immediate\" or \"wait\"", mode)
 	}
 	s.mu.Lock()
+	changed := mode != s.interruptMode
 	s.interruptMode = mode
+	store := s.store
 	s.mu.Unlock()
-	return s.persistSetting("interruptMode", mode)
+	if changed {
+		return s.recordInterruptMode(store, mode, true)
+	}
+	return nil
+}
+
+func validInterruptMode(m string) bool {
+	return m == agent.InterruptImmediate || m == agent.InterruptWait
+}
+
+// interruptModeCustomType is the custom entry that records a session's
+// interrupt mode: {"type":"custom","customType":"pisces.interrupt-mode",
+// "data":{"mode":"wait"},…}. The latest one in the file wins.
+const interruptModeCustomType = "pisces.interrupt-mode"
+
+type interruptModeData struct {
+	Mode string `json:"mode"`
+}
+
+// storedInterruptMode is the interrupt mode recorded in a session file.
+func storedInterruptMode(st *session.Session) (string, bool) {
+	entries := st.Entries()
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Type != session.TypeCustom || e.CustomType != interruptModeCustomType {
+			continue
+		}
+		var d interruptModeData
+		if json.Unmarshal(e.Data, &d) == nil && validInterruptMode(d.Mode) {
+			return d.Mode, true
+		}
+	}
+	return "", false
+}
+
+// sessionInterruptMode is the mode a session file starts with: the one it
+// records, else the settings' interruptMode (default immediate).
+func (s *Session) sessionInterruptMode(st *session.Session) string {
+	if m, ok := storedInterruptMode(st); ok {
+		return m
+	}
+	return s.opts.Settings.InterruptMode()
+}
+
+// recordInterruptMode appends the mode's custom entry, announced with
+// entry_appended when announce is set (a change on the current session; a
+// session being set up records it silently, as its other setup entries).
+func (s *Session) recordInterruptMode(st *session.Session, mode string, announce bool) error {
+	e, err := st.AppendCustom(interruptModeCustomType, json.RawMessage(jsonx.MustMarshal(interruptModeData{Mode: mode})))
+	if err != nil {
+		return fmt.Errorf("the interrupt mode is in force but could not be saved: %v", err)
+	}
+	if announce {
+		s.emit(&rpc.EntryAppendedEvent{Entry: json.RawMessage(e.Raw)})
+	}
+	return nil
+}
+
+// keepInterruptMode carries the current interrupt mode into a session made
+// from the current one (fork, clone), recording it when the new file would
+// otherwise start with another.
+func (s *Session) keepInterruptMode(st *session.Session) {
+	s.mu.Lock()
+	mode := s.interruptMode
+	s.mu.Unlock()
+	if s.sessionInterruptMode(st) != mode {
+		if err := s.recordInterruptMode(st, mode, false); err != nil {
+			s.logf("%v", err)
+		}
+	}
 }
 
 // SetAutoCompaction turns automatic compaction on or off.
@@ -215,8 +291,9 @@ func (s *Session) SetAutoRetry(on bool) error {
 	return s.persistSetting("retry.enabled", on)
 }
 
-// persistSetting writes a setting to the global settings file, as pi does
-// for the queue modes and the compaction and retry switches. The change is
+// persistSetting writes a setting to the global settings file, as pi 1.5
+// does for the queue modes and the compaction and retry switches (the model
+// and the thinking level are recorded in the session only). The change is
 // in force even when the file cannot be written; the error says why.
 func (s *Session) persistSetting(path string, value any) error {
 	if s.opts.AgentDir == "" {
