@@ -36,6 +36,9 @@ import (
 	"github.com/pisces-agent/pisces/bench/sessgen"
 )
 
+// benchTools is the tool set every measured agent runs with (pi's default).
+const benchTools = "read,bash,edit,write"
+
 type config struct {
 	agent    string
 	extra    string
@@ -195,6 +198,11 @@ func run(c config) error {
 		b.argv = strings.Fields(c.agent)
 		b.isPisces = strings.Contains(filepath.Base(b.argv[0]), "pisces")
 	}
+	// The same tools for every agent: pi 1.5.2 activates read, bash, edit
+	// and write, Pisces also task and todo_write, and the tool list goes
+	// into every model request and system message. -agent-args come after
+	// and may override it.
+	b.argv = append(b.argv, "--tools", benchTools)
 	b.argv = append(b.argv, strings.Fields(c.extra)...)
 
 	b.mock, err = mockllm.Start(mockllm.Options{IdleTimeout: 5 * time.Minute})

@@ -294,7 +294,8 @@ Sessions:
 Prompt and tools:
   --system-prompt TEXT        replace the system prompt
   --append-system-prompt T    append text (or a file's contents); repeatable
-  -t, --tools A,B             active tools (read, bash, edit, write, grep, find, ls)
+  -t, --tools A,B             active tools (default read, bash, edit, write, task,
+                              todo_write; also grep, find, ls; +name/-name adjust)
   -xt, --exclude-tools A,B    tools to leave out
   --no-tools                  no tools at all
   -nc, --no-context-files     do not read AGENTS.md / CLAUDE.md

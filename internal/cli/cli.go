@@ -252,7 +252,7 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	for _, t := range env.tools {
 		known[t.Name()] = true
 	}
-	active := append([]string(nil), tools.DefaultActive...)
+	active := core.DefaultActiveTools()
 	if d := st.DefaultTools(); len(d) > 0 {
 		active = applyToolList(active, d)
 	}

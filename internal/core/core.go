@@ -76,7 +76,7 @@ type Options struct {
 	// ToolsFor builds the tools for another working directory (used when a
 	// session of another project is opened); nil keeps Tools.
 	ToolsFor    func(cwd string) []tools.Tool
-	ActiveTools []string // names of the active ones (nil = tools.DefaultActive)
+	ActiveTools []string // names of the active ones (nil = DefaultActiveTools())
 
 	SystemPrompt       string   // --system-prompt
 	AppendSystemPrompt []string // --append-system-prompt
@@ -169,7 +169,7 @@ func New(opts Options) (*Session, error) {
 	}
 	active := opts.ActiveTools
 	if active == nil {
-		active = append([]string(nil), tools.DefaultActive...)
+		active = DefaultActiveTools()
 	}
 	st := opts.Settings
 	s := &Session{

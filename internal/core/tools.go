@@ -2,10 +2,20 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/internal/tools"
 )
+
+// DefaultActiveTools names the tools a session offers the model unless
+// --tools, --no-tools, settings defaultTools or set_active_tools say
+// otherwise: pi's four built-ins, then the task and todo_write tools (the
+// pisces fork's headline feature; pi 1.5 declares only the four).
+func DefaultActiveTools() []string {
+	return append(slices.Clone(tools.DefaultActive), task.Name, task.TodoWriteName)
+}
 
 // AllTools returns every tool that can be activated.
 func (s *Session) AllTools() []tools.Tool {

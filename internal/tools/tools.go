@@ -6,7 +6,10 @@ import (
 	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
-// DefaultActive names the tools that are active unless configured otherwise.
+// DefaultActive names the built-in tools active unless configured otherwise
+// (pi's default set). A session also activates task and todo_write
+// (core.DefaultActiveTools); a subagent whose agent lists no tools gets
+// these four.
 var DefaultActive = []string{"read", "bash", "edit", "write"}
 
 // All returns every built-in tool, in pi's order.
