@@ -133,6 +133,9 @@ func Events() []EventInfo {
 		{Name: EventExtensionError, Doc: "An extension failed.", Event: &ExtensionErrorEvent{}},
 		{Name: EventHookError, Doc: "extension_error on the legacy wire.", Event: &HookErrorEvent{}, Legacy: true},
 		{Name: EventTTSRTriggered, Doc: "Stream rules fired: the stream was interrupted and the rules were added as a hidden message.", Event: &TTSRTriggeredEvent{}},
+		{Name: EventSummarizationRetryScheduled, Doc: "A summary model call (compaction or branch summary) failed transiently and will be made again after delayMs.", Event: &SummarizationRetryScheduledEvent{}},
+		{Name: EventSummarizationRetryAttemptStart, Doc: "The retried summary call starts: source \"compaction\" with the compaction's reason, or \"branchSummary\".", Event: &SummarizationRetryAttemptStartEvent{}},
+		{Name: EventSummarizationRetryFinished, Doc: "The retries of a summary call are over (it succeeded, failed or was aborted).", Event: &SummarizationRetryFinishedEvent{}},
 	}
 }
 

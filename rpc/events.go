@@ -77,6 +77,16 @@ const (
 	EventExtensionError       = "extension_error"
 	EventHookError            = "hook_error"
 	EventTTSRTriggered        = "ttsr_triggered"
+
+	EventSummarizationRetryScheduled    = "summarization_retry_scheduled"
+	EventSummarizationRetryAttemptStart = "summarization_retry_attempt_start"
+	EventSummarizationRetryFinished     = "summarization_retry_finished"
+)
+
+// Sources of summarization_retry_attempt_start.
+const (
+	SummarySourceCompaction    = "compaction"
+	SummarySourceBranchSummary = "branchSummary"
 )
 
 // ReadyEvent is the first line of RPC mode.
@@ -316,6 +326,32 @@ type AutoRetryEndEvent struct {
 	FinalError string `json:"finalError,omitempty"`
 }
 
+// SummarizationRetryScheduledEvent announces that a summary model call (of
+// a compaction or a branch summary) failed with a transient error and will
+// be made again after DelayMs.
+type SummarizationRetryScheduledEvent struct {
+	Type         string `json:"type"`
+	Attempt      int    `json:"attempt"`
+	MaxAttempts  int    `json:"maxAttempts"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// SummarizationRetryAttemptStartEvent announces the retried summary call:
+// Source "compaction" with the compaction's Reason, or "branchSummary"
+// (no reason).
+type SummarizationRetryAttemptStartEvent struct {
+	Type   string `json:"type"`
+	Source string `json:"source"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// SummarizationRetryFinishedEvent ends the retries of a summary call,
+// whether it finally succeeded, failed or was aborted.
+type SummarizationRetryFinishedEvent struct {
+	Type string `json:"type"`
+}
+
 // CompactionStartEvent announces a compaction (auto_compaction_start on the
 // legacy wire).
 type CompactionStartEvent struct {
@@ -400,6 +436,13 @@ func (*EntryAppendedEvent) EventType() string        { return EventEntryAppended
 func (*SessionInfoChangedEvent) EventType() string   { return EventSessionInfoChanged }
 func (*ThinkingLevelChangedEvent) EventType() string { return EventThinkingLevelChanged }
 func (*ExtensionErrorEvent) EventType() string       { return EventExtensionError }
+func (*SummarizationRetryScheduledEvent) EventType() string {
+	return EventSummarizationRetryScheduled
+}
+func (*SummarizationRetryAttemptStartEvent) EventType() string {
+	return EventSummarizationRetryAttemptStart
+}
+func (*SummarizationRetryFinishedEvent) EventType() string { return EventSummarizationRetryFinished }
 
 // EncodeEvent writes an event as one JSON object (no newline).
 func EncodeEvent(ev Event) ([]byte, error) {

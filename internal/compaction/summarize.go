@@ -11,12 +11,26 @@ import (
 )
 
 // Model is what a summary call needs: the provider, the model, its key and
-// the thinking level in force.
+// the thinking level in force, and what to do when a call fails.
 type Model struct {
 	Provider      ai.Provider
 	Model         *ai.Model
 	APIKey        string
 	ThinkingLevel string
+	// Retry decides whether a failed call is made again; nil: never.
+	Retry Retrier
+}
+
+// Retrier decides about failed summary calls.
+type Retrier interface {
+	// Again is asked after the call failed for the attempt-th time
+	// (1-based) with the model's error message failed. It waits out any
+	// delay and reports whether to make the call again; it returns false
+	// for a lasting failure, when no attempts are left, or when ctx ends.
+	Again(ctx context.Context, failed *ai.AssistantMessage, attempt int) bool
+	// Finished is called once a call about which Again was asked is over,
+	// whatever its outcome.
+	Finished()
 }
 
 const systemPrompt = `You write summaries of coding sessions so that the work can go on from the summary alone.
@@ -136,7 +150,8 @@ func formatCall(c ai.Content) string {
 	return c.Name + "(" + args + ")"
 }
 
-// call runs one summary request and returns its text.
+// call runs one summary request and returns its text. A failed request is
+// made again as long as m.Retry says so.
 func call(ctx context.Context, m Model, user string, maxTokens int) (string, *ai.Usage, error) {
 	req := &ai.Request{
 		Model:         m.Model,
@@ -146,7 +161,21 @@ func call(ctx context.Context, m Model, user string, maxTokens int) (string, *ai
 		APIKey:        m.APIKey,
 		MaxTokens:     maxTokens,
 	}
-	msg := m.Provider.Stream(ctx, req, func(ai.AssistantEvent) {})
+	var msg *ai.AssistantMessage
+	asked := false
+	for failures := 1; ; failures++ {
+		msg = m.Provider.Stream(ctx, req, func(ai.AssistantEvent) {})
+		if msg == nil || msg.StopReason != ai.StopError || ctx.Err() != nil || m.Retry == nil {
+			break
+		}
+		asked = true
+		if !m.Retry.Again(ctx, msg, failures) {
+			break
+		}
+	}
+	if asked {
+		m.Retry.Finished()
+	}
 	switch {
 	case msg == nil:
 		return "", nil, errors.New("Summarization failed: no response")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/compaction"
@@ -27,8 +28,10 @@ type CompactResult = rpc.CompactionResult
 // ErrOverflowRecovery is reported when a compact-and-retry did not help.
 const overflowRecoveryFailed = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
 
-// summaryModel is the provider and model summaries are written with.
-func (s *Session) summaryModel() (compaction.Model, error) {
+// summaryModel is the provider and model summaries are written with, and
+// their retry policy; source and reason are what summarization_retry_*
+// events name (rpc.SummarySource*, the compaction's reason).
+func (s *Session) summaryModel(source, reason string) (compaction.Model, error) {
 	s.mu.Lock()
 	m, level := s.model, s.thinking
 	s.mu.Unlock()
@@ -43,7 +46,49 @@ func (s *Session) summaryModel() (compaction.Model, error) {
 	if key == "" {
 		key, _ = s.opts.Models.Key(m.Provider)
 	}
-	return compaction.Model{Provider: entry.Provider, Model: m, APIKey: key, ThinkingLevel: level}, nil
+	return compaction.Model{Provider: entry.Provider, Model: m, APIKey: key, ThinkingLevel: level,
+		Retry: &summaryRetry{s: s, source: source, reason: reason}}, nil
+}
+
+// summaryRetry retries failed summary calls as runs are retried: transient
+// failures (retryAllowed), while auto-retry is on and retry.maxRetries
+// allows, after the same backoff. Each retry is announced with
+// summarization_retry_scheduled, then summarization_retry_attempt_start
+// when the call is made again; summarization_retry_finished closes them.
+// The delay ends early when the summary is cancelled (abort).
+type summaryRetry struct {
+	s              *Session
+	source, reason string
+	scheduled      bool
+}
+
+func (r *summaryRetry) Again(ctx context.Context, failed *ai.AssistantMessage, attempt int) bool {
+	s := r.s
+	if !s.retryAllowed(failed, attempt-1) {
+		return false
+	}
+	delay := s.retryDelay(attempt, failed)
+	r.scheduled = true
+	s.emit(&rpc.SummarizationRetryScheduledEvent{
+		Attempt: attempt, MaxAttempts: s.opts.Settings.RetryMaxRetries(),
+		DelayMs: delay.Milliseconds(), ErrorMessage: failed.ErrorMessage,
+	})
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	s.emit(&rpc.SummarizationRetryAttemptStartEvent{Source: r.source, Reason: r.reason})
+	return true
+}
+
+func (r *summaryRetry) Finished() {
+	if r.scheduled {
+		r.scheduled = false
+		r.s.emit(&rpc.SummarizationRetryFinishedEvent{})
+	}
 }
 
 // Compact aborts a running turn and compacts the session (the RPC compact
@@ -71,7 +116,7 @@ func (s *Session) compact(parent context.Context, reason, custom string, willRet
 		return nil, err
 	}
 	s.emit(&rpc.CompactionStartEvent{Reason: reason})
-	res, err := s.doCompact(ctx, prep, custom)
+	res, err := s.doCompact(ctx, prep, reason, custom)
 	end := &rpc.CompactionEndEvent{Reason: reason}
 	switch {
 	case err == nil:
@@ -96,10 +141,10 @@ func (s *Session) prepareCompaction() (*compaction.Preparation, error) {
 	return compaction.Prepare(st.Branch(leaf), st.BuildContext().Messages, s.opts.Settings.KeepRecentTokens())
 }
 
-func (s *Session) doCompact(ctx context.Context, prep *compaction.Preparation, custom string) (*CompactResult, error) {
+func (s *Session) doCompact(ctx context.Context, prep *compaction.Preparation, reason, custom string) (*CompactResult, error) {
 	st := s.Store()
 	sc := st.BuildContext()
-	m, err := s.summaryModel()
+	m, err := s.summaryModel(rpc.SummarySourceCompaction, reason)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/compaction"
 	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/rpc"
 )
 
 // NavigateOptions are navigate_tree's options.
@@ -126,7 +127,7 @@ func (s *Session) NavigateTree(targetID string, o NavigateOptions) (*NavigateRes
 // summarizeBranch runs a branch summary that abort_branch_summary (and
 // abort) can cancel; get_state reports isCompacting meanwhile.
 func (s *Session) summarizeBranch(prep *compaction.BranchPreparation, o NavigateOptions) (string, *ai.Usage, error) {
-	m, err := s.summaryModel()
+	m, err := s.summaryModel(rpc.SummarySourceBranchSummary, "")
 	if err != nil {
 		return "", nil, err
 	}

@@ -153,6 +153,9 @@ var enums = sync.OnceValue(func() map[string][]string {
 		"CycleModelData.thinkingLevel":    thinkingLevels,
 		"SessionState.thinkingLevel":      thinkingLevels,
 		"LevelData.level":                 thinkingLevels,
+
+		"SummarizationRetryAttemptStartEvent.source": {"compaction", "branchSummary"},
+		"SummarizationRetryAttemptStartEvent.reason": {"manual", "threshold", "overflow"},
 	}
 })
 
