@@ -542,7 +542,10 @@ func (g *generator) contentRef() *obj {
 	})
 }
 
-// assistantEventRef describes ai.AssistantEvent as WireJSON writes it.
+// assistantEventRef describes ai.AssistantEvent as WireJSON writes it in a
+// message_update. A provider's start, done and error events are not sent
+// as updates (they become message_start and message_end, as in pi 1.5), so
+// they are not listed.
 func (g *generator) assistantEventRef() *obj {
 	return g.define("AssistantMessageEvent", func() *obj {
 		msg := g.schemaOf(reflect.TypeFor[ai.AssistantMessage]())
@@ -556,20 +559,15 @@ func (g *generator) assistantEventRef() *obj {
 				typ = strEnum(types...)
 			}
 			p := prepend(props, "type", typ)
-			if !p.has("message") && !p.has("error") {
-				p.set("partial", msg)
-			}
+			p.set("partial", msg) // the legacy wire's snapshot
 			return newObj("type", "object", "properties", p, "required", append([]string{"type"}, required...))
 		}
 		return newObj("oneOf", []any{
-			variant([]string{ai.EvStart}, newObj()),
 			variant([]string{ai.EvTextStart, ai.EvThinkingStart}, newObj("contentIndex", idx), "contentIndex"),
 			variant([]string{ai.EvToolCallStart}, newObj("contentIndex", idx, "id", str(), "toolName", str()), "contentIndex", "id", "toolName"),
 			variant([]string{ai.EvTextDelta, ai.EvThinkingDelta, ai.EvToolCallDelta}, newObj("contentIndex", idx, "delta", str()), "contentIndex", "delta"),
 			variant([]string{ai.EvTextEnd, ai.EvThinkingEnd}, newObj("contentIndex", idx, "content", str()), "contentIndex", "content"),
 			variant([]string{ai.EvToolCallEnd}, newObj("contentIndex", idx, "toolCall", g.contentRef()), "contentIndex", "toolCall"),
-			variant([]string{ai.EvDone}, newObj("reason", str(), "message", msg), "reason", "message"),
-			variant([]string{ai.EvError}, newObj("reason", str(), "error", msg), "reason", "error"),
 		})
 	})
 }
