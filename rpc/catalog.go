@@ -19,11 +19,12 @@ type CommandInfo struct {
 	// DataOptional is set when a success response may lack data (prompt and
 	// abort_and_prompt on the legacy wire are acknowledged without it).
 	DataOptional bool
-	// AliasOf names the current command an older name of the references
-	// stands for ("" for current names).
+	// AliasOf names the current command an older name stands for (pi's
+	// names before January 2026, oh-my-pi's, set_entry_label); "" for
+	// current names.
 	AliasOf string
-	// Unavailable is set for commands owned by later work: this version
-	// answers them with success:false ("not available yet").
+	// Unavailable marks a command this version answers with success:false
+	// ("not available yet"); no command is marked at present.
 	Unavailable bool
 }
 
@@ -72,7 +73,7 @@ func Commands() []CommandInfo {
 		{Name: CmdCompact, Doc: "Compact the session (aborts a running turn first).", Command: CompactCommand{}, Data: CompactionResult{}},
 		{Name: CmdNavigateTree, Doc: "Move the session leaf to an entry, optionally summarising the branch left.", Command: NavigateTreeCommand{}, Data: NavigateTreeData{}},
 		{Name: CmdSetLabel, Doc: "Label an entry (a blank label clears it).", Command: SetLabelCommand{}},
-		{Name: CmdSetEntryLabel, Doc: "Label an entry (the draft's spelling of set_label).", Command: SetEntryLabelCommand{}},
+		{Name: CmdSetEntryLabel, Doc: "Label an entry: an alias of set_label whose entry field is targetId.", Command: SetEntryLabelCommand{}},
 		{Name: CmdAbortBranchSummary, Doc: "Cancel a branch summary in progress.", Command: SimpleCommand{}},
 		{Name: CmdGetSessionTree, Doc: "The session tree for browsing (view \"\" or \"browse\", flat optional).", Command: GetSessionTreeCommand{}, Data: SessionTreeData{}},
 		{Name: CmdListSessions, Doc: "List sessions of this project or of all projects, newest first.", Command: ListSessionsCommand{}, Data: ListSessionsData{}},

@@ -43,12 +43,14 @@ const (
 	CmdGetTree                    = "get_tree"
 	CmdGetLastAssistantText       = "get_last_assistant_text"
 	CmdSetSessionName             = "set_session_name"
-	// Older names of the references.
+	// Older names: pi's before January 2026 (branch, get_branch_messages)
+	// and oh-my-pi's (queue_message, set_queue_mode).
 	CmdBranch            = "branch"              // = fork
 	CmdGetBranchMessages = "get_branch_messages" // = get_fork_messages
 	CmdQueueMessage      = "queue_message"       // = steer
 	CmdSetQueueMode      = "set_queue_mode"      // = set_steering_mode
-	// Owned by later work; answered with a clear error until then.
+	// compact is pi's; the rest are not in pi 1.5: browsing, tools and
+	// resources as pi's forks offer them, and the pisces fork's commands.
 	CmdCompact            = "compact"
 	CmdNavigateTree       = "navigate_tree"
 	CmdSetLabel           = "set_label"
@@ -71,8 +73,9 @@ const (
 )
 
 // ImageInput is an image attached to a prompt: pi's {type:"image", data,
-// mimeType} or the references' {type:"image", source:{type:"base64",
-// mediaType, data}} (or a URL source).
+// mimeType} or the form of pi's older RPC documentation (January 2026) and
+// oh-my-pi's, {type:"image", source:{type:"base64", mediaType, data}} (or
+// a URL source).
 type ImageInput struct {
 	Type     string       `json:"type"`
 	Data     string       `json:"data,omitempty"`
@@ -80,7 +83,7 @@ type ImageInput struct {
 	Source   *ImageSource `json:"source,omitempty"`
 }
 
-// ImageSource is the references' image source.
+// ImageSource is the source of an image in the {type:"image", source} form.
 type ImageSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"mediaType,omitempty"`
@@ -196,7 +199,7 @@ type Response struct {
 
 // MarshalJSON writes {id?, type, command, success, data?} or
 // {id?, type, command, success:false, error}. Data is written as it is,
-// without being parsed again: a large or deeply nested answer (a 100,000
+// without being parsed again: a large or deeply nested answer (a 100000
 // entry tree) costs no second pass and meets no decoder depth limit.
 func (r Response) MarshalJSON() ([]byte, error) {
 	head, tail := r.Frame()
@@ -239,8 +242,9 @@ type PromptData struct {
 	Disposition string `json:"disposition"`
 }
 
-// SessionState is get_state's data (pi's RpcSessionState plus the
-// references' interruptMode, queuedMessageCount and queueMode).
+// SessionState is get_state's data (pi's RpcSessionState plus the pisces
+// fork's interruptMode, queuedMessageCount and todoPhases, and oh-my-pi's
+// queueMode).
 type SessionState struct {
 	Model                 *ai.Model `json:"model"`
 	ThinkingLevel         string    `json:"thinkingLevel"`
@@ -257,7 +261,7 @@ type SessionState struct {
 	InterruptMode         string    `json:"interruptMode"`
 	QueuedMessageCount    int       `json:"queuedMessageCount"`
 	QueueMode             string    `json:"queueMode"`
-	// TodoPhases is the todo plan (the pisces reference's field).
+	// TodoPhases is the todo plan (the pisces fork's field).
 	TodoPhases json.RawMessage `json:"todoPhases"`
 }
 
@@ -449,7 +453,8 @@ type SetLabelCommand struct {
 	Label   string `json:"label,omitempty"`
 }
 
-// SetEntryLabelCommand labels an entry (the draft's spelling).
+// SetEntryLabelCommand labels an entry: set_entry_label, an alias of
+// set_label whose entry field is targetId.
 type SetEntryLabelCommand struct {
 	ID       string `json:"id,omitempty"`
 	Type     string `json:"type"`
@@ -483,7 +488,7 @@ type ActiveToolsData struct {
 }
 
 // SlashCommand is one entry of get_commands: pi 1.5's sourceInfo and the
-// draft's location/path side by side.
+// older location/path (pi 0.50–0.61) side by side.
 type SlashCommand = resources.CommandInfo
 
 // CommandsData is get_commands' and reload_resources' data.
@@ -491,7 +496,7 @@ type CommandsData struct {
 	Commands []SlashCommand `json:"commands"`
 }
 
-// SetTodosCommand replaces the todo phases (the pisces reference's set_todos).
+// SetTodosCommand replaces the todo phases (the pisces fork's set_todos).
 type SetTodosCommand struct {
 	ID     string          `json:"id,omitempty"`
 	Type   string          `json:"type"`
@@ -515,8 +520,8 @@ type SubagentStats struct {
 type GetSessionTreeCommand struct {
 	ID   string `json:"id,omitempty"`
 	Type string `json:"type"`
-	// View "" is the draft's shape (every entry); "browse" is PR #1762's
-	// projection (bookkeeping entries hidden).
+	// View "" is the plain view (every entry); "browse" is the projection
+	// proposed in pi PR #1762 (bookkeeping entries hidden).
 	View string `json:"view,omitempty"`
 	// Flat returns the nodes as one depth-first list with parentId and no
 	// children (also on get_tree).
@@ -580,8 +585,9 @@ type PathData struct {
 	Path string `json:"path"`
 }
 
-// SessionTreeEntry is an entry of get_session_tree (the draft's fields,
-// then PR #1762's fields where the entry type has them, in view "browse").
+// SessionTreeEntry is an entry of get_session_tree (the plain view's
+// fields, then pi PR #1762's fields where the entry type has them, in view
+// "browse").
 type SessionTreeEntry struct {
 	ID                string          `json:"id"`
 	ParentID          *string         `json:"parentId"`

@@ -57,7 +57,7 @@ type countWriter int64
 
 func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
 
-// BenchmarkRPCFraming: 1,000 command lines through the stdio adapter
+// BenchmarkRPCFraming: 1000 command lines through the stdio adapter
 // (line splitting, JSON validation, dispatch, response encoding, the
 // ordered writer). "unknown" is framing + parse + an error response;
 // "get_state" adds a real handler.
@@ -199,8 +199,8 @@ func BenchmarkSessionLoad(b *testing.B) {
 	}
 }
 
-// BenchmarkTree: session.Tree (pi's get_tree projection) of a 100,000
-// entry session with side branches and labels, and of a linear 20,000.
+// BenchmarkTree: session.Tree (pi's get_tree projection) of a 100000
+// entry session with side branches and labels, and of a linear 20000.
 func BenchmarkTree(b *testing.B) {
 	for _, o := range []sessgen.Options{
 		{Entries: 20000, Seed: 3},
@@ -234,7 +234,7 @@ func TestMicroSetup(t *testing.T) {
 	}
 }
 
-// BenchmarkProviderStream: one reply of 5,000 text deltas from the mock
+// BenchmarkProviderStream: one reply of 5000 text deltas from the mock
 // server through Pisces' provider adapters (HTTP, SSE, chunk decoding,
 // the message builder), without the agent loop or RPC output. The mock
 // server runs in the same process and its cost is included.
@@ -280,7 +280,7 @@ func BenchmarkProviderStream(b *testing.B) {
 	}
 }
 
-// BenchmarkMockStream: the mock's 5,000-delta stream read by a bare HTTP
+// BenchmarkMockStream: the mock's 5000-delta stream read by a bare HTTP
 // client, the floor under BenchmarkProviderStream.
 func BenchmarkMockStream(b *testing.B) {
 	deltas := make([]string, 5000)
@@ -352,7 +352,7 @@ func BenchmarkChunkDecode(b *testing.B) {
 	})
 }
 
-// BenchmarkEncodeMessages: the get_messages answer of a 20,000-entry
+// BenchmarkEncodeMessages: the get_messages answer of a 20000-entry
 // session (rpc.Marshal of the context's messages, as the handler does).
 func BenchmarkEncodeMessages(b *testing.B) {
 	p, _ := genFile(b, sessgen.Options{Entries: 20000, Seed: 5})

@@ -10,7 +10,8 @@
 //
 // The agent dir is passed as PISCES_CODING_AGENT_DIR and PI_CODING_AGENT_DIR,
 // so any agent reading either finds the mock provider. Figures are printed
-// as a Markdown table next to the targets of issue 8; -json writes them all.
+// as a Markdown table next to their targets (docs/performance.md); -json
+// writes them all.
 package main
 
 import (
@@ -377,8 +378,8 @@ func (b *bench) start(dir string, args ...string) (*driver.Agent, error) {
 	return driver.Start(driver.Config{Argv: argv, Env: env, Dir: dir, Stderr: stderr, Timeout: b.cfg.timeout})
 }
 
-// target returns the issue's target for a row, or none (limit 0, marked
-// in the text) when the measured size is not the issue's.
+// target returns a row's target, or none (limit 0, marked in the text)
+// when the measured size is not the one the target is set for.
 func target(canonical bool, text string, limit float64) (string, float64) {
 	if !canonical {
 		return text + " (full size)", 0
@@ -595,7 +596,7 @@ func (b *bench) deltaReply() error {
 			kbMax float64
 		}{"--rpc-delta-interval 0", []string{"--rpc-delta-interval", "0"}, 1400})
 	}
-	full := n == 5000 // the issue's size
+	full := n == 5000 // the size the targets are set for
 	if err := b.streamFloor(n); err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ type Result struct {
 	Median float64   `json:"median"`
 	Min    float64   `json:"min"`
 	Max    float64   `json:"max"`
-	// Target is the issue's target as text; Limit its upper bound in Unit
+	// Target is the row's target as text (docs/performance.md); Limit its upper bound in Unit
 	// (0 = no target). OK says whether the median meets it.
 	Target string  `json:"target,omitempty"`
 	Limit  float64 `json:"limit,omitempty"`

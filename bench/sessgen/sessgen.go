@@ -3,7 +3,7 @@
 // thinking level change, then cycles of a user prompt, an assistant turn
 // with thinking and a bash tool call, its tool result, and an assistant
 // answer (about 550 bytes per entry). Optionally the tree branches and
-// carries labels. Output is deterministic for a given seed.
+// carries labels. The same Options give the same bytes.
 package sessgen
 
 import (
@@ -56,11 +56,11 @@ func js(s string) string {
 	return string(b)
 }
 
-const usageFmt = `{"input":%d,"output":%d,"cacheRead":%d,"cacheWrite":0,"totalTokens":%d,"cost":{"input":0.003,"output":0.0015,"cacheRead":0.0001,"cacheWrite":0,"total":0.0046}}`
+const usageFmt = `{"input":%d,"output":%d,"cacheRead":%d,"cacheWrite":0,"totalTokens":%d,"cost":{"input":0.0032,"output":0.0015,"cacheRead":0.0001,"cacheWrite":0,"total":0.0048}}`
 
-// ID returns the session id Write uses for seed.
-func ID(seed uint64) string {
-	return fmt.Sprintf("019cf3a0-%04x-7000-8000-%012x", seed&0xffff, seed&0xffffffffffff)
+// ID returns the session id Write uses for Options.Seed n.
+func ID(n uint64) string {
+	return fmt.Sprintf("019cf3a0-%04x-7000-8000-%012x", n&0xffff, n&0xffffffffffff)
 }
 
 // Write writes one session to w and returns the leaf entry id.

@@ -82,7 +82,7 @@ func chain100k(b *testing.B) *session.Session {
 }
 
 // BenchmarkSessionTree100k measures get_session_tree's work on a
-// 100,000-entry linear session: building the projection and writing the
+// 100000-entry linear session: building the projection and writing the
 // JSON.
 func BenchmarkSessionTree100k(b *testing.B) {
 	s := chain100k(b)
@@ -90,8 +90,8 @@ func BenchmarkSessionTree100k(b *testing.B) {
 		name string
 		opts TreeOptions
 	}{
-		{"draft", TreeOptions{}},
-		{"draft-flat", TreeOptions{Flat: true}},
+		{"plain", TreeOptions{}},
+		{"plain-flat", TreeOptions{Flat: true}},
 		{"browse", TreeOptions{View: ViewBrowse, Home: "/home/u"}},
 		{"browse-flat", TreeOptions{View: ViewBrowse, Flat: true, Home: "/home/u"}},
 	} {

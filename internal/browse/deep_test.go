@@ -105,7 +105,7 @@ func maxDepth(t *testing.T, data []byte) int {
 	return most
 }
 
-// A 100,000-entry linear chain: every form is built and encoded with a
+// A 100000-entry linear chain: every form is built and encoded with a
 // small stack limit (a recursive walk would need megabytes), the nested
 // JSON is valid and as deep as the chain, and the flat forms chain each
 // node to the one before.
@@ -116,20 +116,20 @@ func TestDeepChain100k(t *testing.T) {
 	old := debug.SetMaxStack(1 << 20)
 	defer debug.SetMaxStack(old)
 
-	draft := SessionTree(s, TreeOptions{})
-	out := marshal(t, draft)
+	plain := SessionTree(s, TreeOptions{})
+	out := marshal(t, plain)
 	var streamed strings.Builder
-	if n, err := draft.WriteTo(&streamed); err != nil || n != int64(len(out)) || streamed.String() != out {
+	if n, err := plain.WriteTo(&streamed); err != nil || n != int64(len(out)) || streamed.String() != out {
 		t.Errorf("WriteTo: %d bytes, %v; differs: %v", n, err, streamed.String() != out)
 	}
 	if got := strings.Count(out, `"children":[`); got != n {
-		t.Errorf("draft: %d nodes", got)
+		t.Errorf("plain: %d nodes", got)
 	}
 	if d := maxDepth(t, []byte(out)); d < 2*n {
-		t.Errorf("draft depth %d", d)
+		t.Errorf("plain depth %d", d)
 	}
 	if !strings.HasPrefix(out, `{"leafId":"e0099999","nodes":[{"entry":{"id":"e0000000","parentId":null,"type":"message"`) {
-		t.Errorf("draft starts %s", out[:200])
+		t.Errorf("plain starts %s", out[:200])
 	}
 
 	browse := SessionTree(s, TreeOptions{View: ViewBrowse, Home: "/home/u"})

@@ -89,11 +89,11 @@ func isoMs(ts string) int64 {
 // idIndex finds an entry by id: an open-addressing table of entry indexes,
 // the first entry with an id owning it (as in session.Tree).
 type idIndex struct {
-	entries []*session.Entry
-	slots   []int32 // entry index + 1; 0 = empty
-	mask    uint64
-	seed    maphash.Seed
-	dups    bool // some id belongs to more than one entry
+	entries  []*session.Entry
+	slots    []int32 // entry index + 1; 0 = empty
+	mask     uint64
+	hashSeed maphash.Seed
+	dups     bool // some id belongs to more than one entry
 }
 
 func newIDIndex(entries []*session.Entry) *idIndex {
@@ -101,12 +101,12 @@ func newIDIndex(entries []*session.Entry) *idIndex {
 	for size < 2*len(entries) {
 		size <<= 1
 	}
-	x := &idIndex{entries: entries, slots: make([]int32, size), mask: uint64(size - 1), seed: maphash.MakeSeed()}
+	x := &idIndex{entries: entries, slots: make([]int32, size), mask: uint64(size - 1), hashSeed: maphash.MakeSeed()}
 	for i, e := range entries {
 		if e.ID == "" {
 			continue
 		}
-		h := maphash.String(x.seed, e.ID) & x.mask
+		h := maphash.String(x.hashSeed, e.ID) & x.mask
 		for {
 			j := x.slots[h]
 			if j == 0 {
@@ -128,7 +128,7 @@ func (x *idIndex) find(id string) int32 {
 	if id == "" {
 		return -1
 	}
-	h := maphash.String(x.seed, id) & x.mask
+	h := maphash.String(x.hashSeed, id) & x.mask
 	for {
 		j := x.slots[h]
 		if j == 0 {

@@ -6,8 +6,8 @@ import (
 
 // JavaScript string semantics on Go strings.
 //
-// The references measure and cut strings in UTF-16 code units (JS
-// String.prototype.length and slice). A cut that falls between the two
+// Both views were defined by JavaScript code, which measures and cuts
+// strings in UTF-16 code units (String.prototype.length and slice). A cut that falls between the two
 // halves of a surrogate pair leaves a lone high surrogate in JS; here it is
 // kept as its WTF-8 bytes (0xED 0xA0..0xAF xx), which this package's JSON
 // writer escapes as \udXXX exactly like JSON.stringify does. Consumers that
@@ -126,7 +126,8 @@ func jsTrim(s string) string {
 	return s[start:end]
 }
 
-// normalizePreview is the references' single-line normalisation:
+// normalizePreview is the previews' single-line normalisation, as the
+// JavaScript implementations of both views write it:
 // s.replace(/[\n\t]/g, " ").trim().
 func normalizePreview(s string) string {
 	s = jsTrim(s)

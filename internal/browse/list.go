@@ -109,7 +109,7 @@ func hasNonASCII(s string) bool {
 }
 
 // MarshalJSON writes the list with the package's string writer: a listing
-// of 2,000 sessions carries megabytes of message text, which reflection
+// of 2000 sessions carries megabytes of message text, which reflection
 // would write several times slower.
 func (r ListResult) MarshalJSON() ([]byte, error) {
 	size := 64

@@ -8,10 +8,10 @@ import (
 	"github.com/pisces-agent/pisces/internal/session"
 )
 
-// Preview lengths of the references.
+// Preview lengths, in UTF-16 code units.
 const (
-	draftPreviewLen  = 140 // 000's extractPreviewText
-	browsePreviewLen = 200 // PR #1762's extractText
+	plainPreviewLen  = 140 // the plain view's preview
+	browsePreviewLen = 200 // pi PR #1762's extractText
 )
 
 // textPrefix returns the first limit UTF-16 code units of the text blocks'
@@ -108,20 +108,20 @@ func rawContentPrefix(raw json.RawMessage, limit int) string {
 	return textPrefix(texts, " ", limit)
 }
 
-// draftPreview is 000's extractPreviewText: ok is false when the entry has
-// no preview (the key is left out).
-func draftPreview(e *session.Entry) (string, bool) {
+// plainPreview is the plain view's preview of an entry: ok is false when
+// the entry has no preview (the key is left out).
+func plainPreview(e *session.Entry) (string, bool) {
 	switch e.Type {
 	case session.TypeMessage:
 		switch m := e.Message.(type) {
 		case *ai.UserMessage:
 			if m.Content.IsString {
-				return jsSlice(m.Content.Str, draftPreviewLen), true
+				return jsSlice(m.Content.Str, plainPreviewLen), true
 			}
-			s := textPrefix(m.Content.Blocks, " ", draftPreviewLen)
+			s := textPrefix(m.Content.Blocks, " ", plainPreviewLen)
 			return s, s != ""
 		case *ai.AssistantMessage:
-			s := textPrefix(m.Content, " ", draftPreviewLen)
+			s := textPrefix(m.Content, " ", plainPreviewLen)
 			return s, s != ""
 		case *ai.ToolResultMessage:
 			name := m.ToolName

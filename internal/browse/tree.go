@@ -1,6 +1,6 @@
 // Package browse builds the session browsing answers of the RPC surface:
-// the get_session_tree projections (the draft's shape and PR #1762's
-// "browse" view), pi's raw get_tree in nested and flat forms, and the
+// the get_session_tree projections (the plain view of every entry, and the
+// "browse" view proposed in pi PR #1762), pi's raw get_tree in nested and flat forms, and the
 // list_sessions listing. Everything here is pure: it reads a session or
 // listing and returns JSON-ready values, and every traversal and JSON writer
 // is iterative, so a session of any depth is answered without recursion.
@@ -18,8 +18,8 @@ import (
 
 // Views of SessionTree.
 const (
-	ViewDefault = ""       // the draft's (000) shape: every entry, 140-character previews
-	ViewBrowse  = "browse" // PR #1762's projection
+	ViewDefault = ""       // the plain view: every entry, 140-character previews
+	ViewBrowse  = "browse" // pi PR #1762's projection
 )
 
 // TreeOptions select the shape of SessionTree.
@@ -31,9 +31,9 @@ type TreeOptions struct {
 	Home string
 }
 
-// TreeEntry is one node's entry. The draft's fields come first (id,
-// parentId, type, timestamp, label?, preview?); in the browse view the PR
-// #1762 fields follow (inlined from *BrowseFields).
+// TreeEntry is one node's entry. The plain view's fields come first (id,
+// parentId, type, timestamp, label?, preview?); in the browse view the
+// fields of pi PR #1762 follow (inlined from *BrowseFields).
 type TreeEntry struct {
 	ID        string  `json:"id"`
 	ParentID  *string `json:"parentId"`
@@ -118,7 +118,7 @@ func SessionTree(s *session.Session, opts TreeOptions) TreeResult {
 		}
 		return browseTree(s, f, opts.Flat, home)
 	}
-	return draftTree(s, f, opts.Flat)
+	return plainTree(s, f, opts.Flat)
 }
 
 // DefaultHome is the directory pi shortens to ~: $HOME, else
@@ -149,8 +149,8 @@ func entrySize(e *TreeEntry) int {
 	return n
 }
 
-// draftTree is the draft's shape: every entry, in getTree order.
-func draftTree(s *session.Session, f *forest, flat bool) TreeResult {
+// plainTree is the plain view: every entry, in getTree order.
+func plainTree(s *session.Session, f *forest, flat bool) TreeResult {
 	total := len(f.entries)
 	res := TreeResult{LeafID: leafPtr(s.LeafID()), flat: flat}
 	res.ents = make([]TreeEntry, total)
@@ -161,7 +161,7 @@ func draftTree(s *session.Session, f *forest, flat bool) TreeResult {
 		te.ID, te.ParentID, te.Type, te.Timestamp, te.Label = e.ID, e.ParentID, e.Type, e.Timestamp, f.labels[i]
 		if tr, ok := e.Message.(*ai.ToolResultMessage); ok && e.Type == session.TypeMessage && tr.ToolName == lastTool && lastToolPreview != "" {
 			te.setPreview(lastToolPreview)
-		} else if p, ok := draftPreview(e); ok {
+		} else if p, ok := plainPreview(e); ok {
 			te.setPreview(p)
 			if tr, isTR := e.Message.(*ai.ToolResultMessage); isTR && e.Type == session.TypeMessage {
 				lastTool, lastToolPreview = tr.ToolName, p

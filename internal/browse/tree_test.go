@@ -82,8 +82,8 @@ func TestSessionTreeGolden(t *testing.T) {
 		file string
 		opts TreeOptions
 	}{
-		{"tree.draft.json", TreeOptions{}},
-		{"tree.draft-flat.json", TreeOptions{Flat: true}},
+		{"tree.plain.json", TreeOptions{}},
+		{"tree.plain-flat.json", TreeOptions{Flat: true}},
 		{"tree.browse.json", TreeOptions{View: ViewBrowse, Home: "/home/u"}},
 		{"tree.browse-flat.json", TreeOptions{View: ViewBrowse, Flat: true, Home: "/home/u"}},
 	} {
@@ -245,10 +245,10 @@ func TestBrowseReparenting(t *testing.T) {
 	if got := marshal(t, res); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	// The draft's view keeps everything, with the stored parent ids.
-	draft := SessionTree(s, TreeOptions{})
-	if got := ids(draft.Nodes); len(got) != 1 || got[0] != "si" || *draft.LeafID != "lb2" {
-		t.Errorf("draft roots %v leaf %v", got, *draft.LeafID)
+	// The plain view keeps everything, with the stored parent ids.
+	plain := SessionTree(s, TreeOptions{})
+	if got := ids(plain.Nodes); len(got) != 1 || got[0] != "si" || *plain.LeafID != "lb2" {
+		t.Errorf("plain roots %v leaf %v", got, *plain.LeafID)
 	}
 }
 
@@ -282,7 +282,7 @@ func TestBrowseLeafResolution(t *testing.T) {
 		t.Errorf("leaf %v, want u1", got)
 	}
 	if got := SessionTree(s, TreeOptions{}).LeafID; got == nil || *got != "si" {
-		t.Errorf("draft leaf %v, want si", got)
+		t.Errorf("plain leaf %v, want si", got)
 	}
 	// An empty session.
 	s = openLines(t)
@@ -334,7 +334,7 @@ func TestToolResultResolution(t *testing.T) {
 	}
 }
 
-func TestDraftPreviews(t *testing.T) {
+func TestPlainPreviews(t *testing.T) {
 	long := strings.Repeat("x", 139) + "😀tail"
 	cases := []struct {
 		line string
@@ -453,7 +453,7 @@ func TestOrphansAreRoots(t *testing.T) {
 		t.Errorf("roots %s", got)
 	}
 	if got := *res.Nodes[1].Entry.ParentID; got != "gone" {
-		t.Errorf("draft parentId %q, want the stored one", got)
+		t.Errorf("plain parentId %q, want the stored one", got)
 	}
 	browse := SessionTree(s, TreeOptions{View: ViewBrowse})
 	if browse.Nodes[1].Entry.ParentID != nil {

@@ -127,7 +127,7 @@ func (s *Session) DeleteSession(path string) (string, error) {
 	}
 	dst := filepath.Join(trash, filepath.Base(path))
 	if _, err := os.Stat(dst); err == nil {
-		dst = filepath.Join(trash, time.Now().UTC().Format("20060102T150405.000")+"_"+filepath.Base(path))
+		dst = filepath.Join(trash, time.Now().UTC().Format("20060102T150405.000000")+"_"+filepath.Base(path))
 	}
 	if err := os.Rename(path, dst); err != nil {
 		return "", err

@@ -11,7 +11,7 @@ import (
 	"github.com/pisces-agent/pisces/rpc"
 )
 
-// Stream rules ("time-traveling stream rules" in the pisces reference): a
+// Stream rules ("time-traveling stream rules" in the pisces fork): a
 // rule with a condition watches the model's streamed text, thinking and
 // tool-call arguments; when it matches, the stream is interrupted, the
 // rule's content is added as a hidden message, and the turn goes on.

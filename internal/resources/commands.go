@@ -27,8 +27,8 @@ type SourceInfo struct {
 }
 
 // CommandInfo is one get_commands item. It carries both pi 1.5's sourceInfo
-// and the older location/path (pi 0.50–0.61 and the draft protocol), so
-// clients of either kind work. JSON key order: name, description, source,
+// and the older location/path (pi 0.50–0.61, and the forks that kept them),
+// so clients of either kind work. JSON key order: name, description, source,
 // sourceInfo, location, path.
 type CommandInfo struct {
 	Name        string     `json:"name"`

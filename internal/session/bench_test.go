@@ -31,7 +31,7 @@ func sentence(r *rand.Rand, n int) string {
 
 func q(s string) string { return string(jsonx.MustMarshal(s)) }
 
-const genUsage = `{"input":%d,"output":%d,"cacheRead":%d,"cacheWrite":0,"totalTokens":%d,"cost":{"input":0.003,"output":0.0015,"cacheRead":0.0001,"cacheWrite":0,"total":0.0046}}`
+const genUsage = `{"input":%d,"output":%d,"cacheRead":%d,"cacheWrite":0,"totalTokens":%d,"cost":{"input":0.0032,"output":0.0015,"cacheRead":0.0001,"cacheWrite":0,"total":0.0048}}`
 
 // genMessages returns n raw messages cycling through the common roles.
 func genMessages(n int) [][]byte {
@@ -59,10 +59,10 @@ func genMessages(n int) [][]byte {
 
 // genSession returns the bytes of a linear session of n entries (header
 // excluded) and its id.
-func genSession(n int, seed uint64, cwd string) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	id := fmt.Sprintf("019cf3a0-%04x-7000-8000-%012x", seed&0xffff, seed)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(seed) * time.Minute)
+func genSession(n int, key uint64, cwd string) []byte {
+	r := rand.New(rand.NewPCG(key, 7))
+	id := fmt.Sprintf("019cf3a0-%04x-7000-8000-%012x", key&0xffff, key)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(key) * time.Minute)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"type":"session","version":3,"id":"%s","timestamp":"%s","cwd":%s}`+"\n", id, t0.Format(TimeFormat), q(cwd))
 	msgs := genMessages(n)

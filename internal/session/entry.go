@@ -36,7 +36,7 @@ const (
 //
 // The members of the entry types other than message live in Fields, which
 // every entry has (message entries and entries of unknown types share one
-// empty Fields): a 20,000-entry session is almost only messages, and
+// empty Fields): a 20000-entry session is almost only messages, and
 // keeping the typed members out of line makes an entry about a quarter of
 // its size.
 type Entry struct {

@@ -11,10 +11,10 @@ import (
 // Loading a big session allocates megabytes that all stay live: the file
 // buffer, the entries and the decoded messages. Left alone, the collector
 // starts a cycle each time the heap doubles on the way (two or three
-// during a 20,000-entry open in a fresh process) and each cycle finds no
+// during a 20000-entry open in a fresh process) and each cycle finds no
 // garbage; while it marks, every pointer written into a fresh page first
 // reads that page (the write barrier), which costs a second page fault and
-// a TLB flush on every CPU. Opening a 20,000-entry session took about a
+// a TLB flush on every CPU. Opening a 20000-entry session took about a
 // third more CPU time that way (docs/performance.md). So a big load holds
 // the collector off until it is done.
 //

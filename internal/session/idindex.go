@@ -10,7 +10,7 @@ import (
 // map[string]int where setting an id again replaces its position. It is
 // specialised for pi's ids (8 hex digits hash with one multiplication) and
 // small: a slot is a 32-bit hash fingerprint and a position, so that the
-// table of a 20,000-entry session stays in cache and an insert never
+// table of a 20000-entry session stays in cache and an insert never
 // touches an entry unless the fingerprints match. Opening a session
 // inserts every id, so this is on the critical path of Open (see
 // docs/performance.md).

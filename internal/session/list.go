@@ -175,7 +175,7 @@ func infos(files []string, cwdFilter string) []Info {
 		}()
 	}
 	wg.Wait()
-	// Sorted through indices: an Info is large, and moving 2,000 of them
+	// Sorted through indices: an Info is large, and moving 2000 of them
 	// around cost more than the stats of a warm listing.
 	idx := make([]int32, 0, len(files))
 	for i := range results {

@@ -214,8 +214,8 @@ func touched(m map[string]any, path []string, remove bool) []string {
 
 func TestSetPropertyRandomFiles(t *testing.T) {
 	t.Parallel()
-	for seed := int64(1); seed <= 5; seed++ {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { propRun(t, rand.New(rand.NewSource(seed))) })
+	for src := int64(1); src <= 5; src++ {
+		t.Run(fmt.Sprint("source", src), func(t *testing.T) { propRun(t, rand.New(rand.NewSource(src))) })
 	}
 }
 

@@ -116,7 +116,7 @@ func (s *Server) abortBranchSummary([]byte) (any, error) {
 }
 
 // getMessages writes the context with the messages' own encoders (a
-// 20,000-entry context is megabytes: no reflection, no second pass).
+// 20000-entry context is megabytes: no reflection, no second pass).
 func (s *Server) getMessages([]byte) (any, error) {
 	b, err := ai.Messages(s.sess.Messages()).MarshalJSON()
 	if err != nil {
@@ -537,7 +537,7 @@ func leafOf(st *session.Session) *string {
 }
 
 // tree answers get_tree with pi's raw form, written iteratively: a deep
-// linear session (100,000 entries) must not overflow anything.
+// linear session (100000 entries) must not overflow anything.
 func (s *Server) tree(line []byte) (any, error) {
 	var c rpc.GetTreeCommand
 	if err := decode(line, &c); err != nil {
@@ -555,7 +555,7 @@ func (s *Server) sessionTree(line []byte) (any, error) {
 	if c.View != browse.ViewDefault && c.View != browse.ViewBrowse {
 		return nil, fmt.Errorf(`Invalid field "view": expected "" or "browse", got %q`, c.View)
 	}
-	// Streamed by the writer in 64 kB pieces: a 100,000-entry tree is
+	// Streamed by the writer in 64 kB pieces: a 100000-entry tree is
 	// 18 MB of JSON, which the client then reads while the rest is encoded.
 	t := browse.SessionTree(s.sess.Store(), browse.TreeOptions{View: c.View, Flat: c.Flat})
 	return &t, nil
@@ -571,7 +571,7 @@ func (s *Server) listSessions(line []byte) (any, error) {
 		return nil, err
 	}
 	// Written from each session's encoded item, kept with the listing
-	// cache: a repeated listing (7.5 MB for 2,000 sessions) is neither
+	// cache: a repeated listing (7.5 MB for 2000 sessions) is neither
 	// encoded again nor copied into one buffer.
 	return browse.ListSessionsJSON(infos, browse.ListQuery{
 		Scope: c.Scope, SessionDir: c.SessionDir, Query: c.Query,

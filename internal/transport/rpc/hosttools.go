@@ -12,7 +12,7 @@ import (
 	"github.com/pisces-agent/pisces/rpc"
 )
 
-// Host tools are tools the client executes (the pisces reference's
+// Host tools are tools the client executes (the pisces fork's
 // set_host_tools): when the model calls one, Pisces writes host_tool_call
 // and waits for host_tool_result (with optional host_tool_update progress);
 // an abort writes host_tool_cancel.
