@@ -59,7 +59,8 @@ func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// The command README.md shows prints the whole event stream of a tool turn.
+// README.md's json-mode command prints the session header, then the whole
+// event stream of a tool turn.
 func TestReadmeJSONModeCommand(t *testing.T) {
 	out, stderr, code := run(t, "", "--no-session", "--mode", "json", "--provider", "scripted", "--script", "../../examples/echo-hi.json", "run echo hi")
 	if code != 0 {
@@ -76,6 +77,9 @@ func TestReadmeJSONModeCommand(t *testing.T) {
 		types = append(types, ev.Type)
 	}
 	got := strings.Join(types, " ")
+	if !strings.HasPrefix(got, "session agent_start ") {
+		t.Errorf("the stream does not start with the session header and agent_start:\n%s", got)
+	}
 	for _, want := range []string{"agent_start turn_start message_start message_end", "tool_execution_start", "tool_execution_end", "turn_end turn_start", "agent_end agent_settled"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("event stream lacks %q:\n%s", want, got)

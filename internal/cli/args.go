@@ -271,7 +271,8 @@ Usage:
 
 Modes:
   --mode text|json|rpc        text (default): print the final answer; json: print
-                              every event as a JSON line; rpc: JSONL protocol on stdio
+                              the session header, then every event as a JSON line;
+                              rpc: JSONL protocol on stdio
   -p, --print                 print the final answer and exit
 
 Model:

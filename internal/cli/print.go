@@ -39,6 +39,10 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 	var mu sync.Mutex
 	var werr error
 	if a.Mode == "json" {
+		// The session header comes first, as in pi (with --no-session too:
+		// the header of the in-memory session).
+		out.Write(sess.Store().Header().Raw)
+		out.WriteByte('\n')
 		unsub := sess.Subscribe(func(ev rpc.Event) {
 			b, err := rpc.EncodeEvent(ev)
 			mu.Lock()
