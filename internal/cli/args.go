@@ -48,6 +48,7 @@ type Args struct {
 	Version            bool
 	Help               bool
 	Messages           []string
+	FileArgs           []string // @file arguments, without the '@'
 }
 
 // UsageError is a bad command line: one line on stderr, exit 2.
@@ -63,11 +64,13 @@ func ParseArgs(argv []string) (*Args, error) {
 	for i := 0; i < len(argv); i++ {
 		arg := argv[i]
 		if arg == "--" {
-			a.Messages = append(a.Messages, argv[i+1:]...)
+			for _, m := range argv[i+1:] {
+				a.addPositional(m)
+			}
 			break
 		}
 		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			a.Messages = append(a.Messages, arg)
+			a.addPositional(arg)
 			continue
 		}
 		name, inline, hasInline := strings.Cut(arg, "=")
@@ -236,6 +239,16 @@ func ParseArgs(argv []string) (*Args, error) {
 	return a, nil
 }
 
+// addPositional records a message, or an @file argument (pi's: the file is
+// read into the first prompt).
+func (a *Args) addPositional(arg string) {
+	if name, ok := strings.CutPrefix(arg, "@"); ok && name != "" {
+		a.FileArgs = append(a.FileArgs, name)
+		return
+	}
+	a.Messages = append(a.Messages, arg)
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -267,7 +280,10 @@ func parseInterval(v string) (time.Duration, error) {
 const helpText = `pisces - a headless coding agent speaking pi's RPC protocol
 
 Usage:
-  pisces [options] [message...]
+  pisces [options] [--] [@file...] [message...]
+
+  @file arguments are read into the first message: text inline as
+  <file name="PATH">...</file>, images attached.
 
 Modes:
   --mode text|json|rpc        text (default): print the final answer; json: print

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ import (
 //	                    HOME is $TMP/home)
 //	-- stdin --         piped stdin (without it stdin is a terminal)
 //	-- script.json --   written to $TMP/script.json
-//	-- files/PATH --    written to $TMP/PATH
+//	-- files/PATH --    written to $TMP/PATH (PATH.b64: base64, decoded)
 //	-- stdout --        the expected stdout, normalised as RPC transcripts are
 //	-- stderr --        the expected stderr, normalised
 //	-- exit --          the expected exit code
@@ -85,9 +86,16 @@ func runCommandLine(t *testing.T, file string) {
 	}
 	for name, data := range sections {
 		if p, ok := strings.CutPrefix(name, "files/"); ok {
+			content := []byte(subst(data))
+			if b64, ok := strings.CutSuffix(p, ".b64"); ok {
+				p = b64
+				if content, err = base64.StdEncoding.DecodeString(strings.TrimSpace(data)); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
 			p = filepath.Join(dir, p)
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			if err := os.WriteFile(p, []byte(subst(data)), 0o644); err != nil {
+			if err := os.WriteFile(p, content, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}

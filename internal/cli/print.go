@@ -16,19 +16,26 @@ import (
 // event as one JSON line), both over the same core as RPC mode.
 func runPrint(sess *core.Session, a *Args, stdio IO) int {
 	msgs := append([]string(nil), a.Messages...)
+	piped := ""
 	if !stdio.StdinIsTTY && stdio.Stdin != nil {
 		b, err := io.ReadAll(stdio.Stdin)
 		if err != nil {
 			fmt.Fprintf(stdio.Stderr, "pisces: reading stdin: %v\n", err)
 			return 1
 		}
-		if piped := strings.TrimSpace(string(b)); piped != "" {
-			if len(msgs) > 0 {
-				msgs[0] = piped + "\n\n" + msgs[0]
-			} else {
-				msgs = []string{piped}
-			}
-		}
+		piped = strings.TrimSpace(string(b))
+	}
+	fileText, images, err := fileArguments(a.FileArgs, sess.Cwd())
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+		return 1
+	}
+	first := ""
+	if len(msgs) > 0 {
+		first, msgs = msgs[0], msgs[1:]
+	}
+	if m := initialMessage(piped, fileText, first); m != "" || len(images) > 0 {
+		msgs = append([]string{m}, msgs...)
 	}
 	if len(msgs) == 0 {
 		fmt.Fprintln(stdio.Stderr, "pisces: no message given (pass a message, pipe one on stdin, or use --mode rpc)")
@@ -67,8 +74,12 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 		<-ctx.Done()
 		sess.Abort()
 	}()
-	for _, m := range msgs {
-		if _, err := sess.Prompt(m, nil, ""); err != nil {
+	for i, m := range msgs {
+		var attach []ai.Content
+		if i == 0 {
+			attach = images
+		}
+		if _, err := sess.Prompt(m, attach, ""); err != nil {
 			fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 			return 1
 		}

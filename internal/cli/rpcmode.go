@@ -17,6 +17,10 @@ import (
 // SIGTERM, 129 for SIGHUP).
 func runRPC(sess *core.Session, env *environment, stdio IO) int {
 	a := env.args
+	if len(a.FileArgs) > 0 {
+		fmt.Fprintln(stdio.Stderr, "pisces: @file arguments are not accepted in rpc mode; send the file's contents in a prompt command")
+		return 2
+	}
 	if len(a.Messages) > 0 {
 		fmt.Fprintln(stdio.Stderr, "pisces: messages on the command line are not accepted in rpc mode; send a prompt command")
 		return 2
