@@ -43,6 +43,7 @@ type Args struct {
 	Offline            bool
 	ListModels         bool
 	ListModelsSearch   string
+	ListModelsAll      bool // --all: the whole catalogue, not only models with a key
 	Export             []string
 	Verbose            bool
 	Version            bool
@@ -202,7 +203,14 @@ func ParseArgs(argv []string) (*Args, error) {
 			a.ListModels = true
 			if hasInline {
 				a.ListModelsSearch = inline
-			} else if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+			} else if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") && !strings.HasPrefix(argv[i+1], "@") {
+				i++
+				a.ListModelsSearch = argv[i]
+			}
+		case "--all":
+			a.ListModelsAll = true
+			err = noValue()
+			if a.ListModels && a.ListModelsSearch == "" && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") && !strings.HasPrefix(argv[i+1], "@") {
 				i++
 				a.ListModelsSearch = argv[i]
 			}
@@ -232,6 +240,9 @@ func ParseArgs(argv []string) (*Args, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if a.ListModelsAll && !a.ListModels {
+		return nil, usagef("--all goes with --list-models (--list-models --all lists every known model)")
 	}
 	if a.Print && a.Mode == "text" {
 		a.Mode = "text"
@@ -324,7 +335,8 @@ RPC:
   --print-schema              print the JSON Schema of the protocol
 
 Other:
-  --list-models [SEARCH]      list known models
+  --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)
+  --list-models --all         list every model Pisces knows
   --offline, --verbose, -a/--approve, -na/--no-approve, -ne/--no-extensions
   --theme, --no-themes, --tui-mode   accepted and ignored (no terminal UI)
   -v, --version               print the version

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -68,7 +67,7 @@ func Main(argv []string, stdio IO) int {
 		return 1
 	}
 	if a.ListModels {
-		return listModels(env.registry, a.ListModelsSearch, stdio.Stdout)
+		return listModels(env.registry, a.ListModelsSearch, a.ListModelsAll, stdio.Stdout)
 	}
 	sess, err := env.newCore()
 	if err != nil {
@@ -424,28 +423,6 @@ func (env *environment) newCore() (*core.Session, error) {
 		env.extensions.SetEmit(sess.EmitExternal)
 	}
 	return sess, nil
-}
-
-func listModels(r *models.Registry, search string, w io.Writer) int {
-	ms := r.All()
-	sort.SliceStable(ms, func(i, j int) bool {
-		if ms[i].Provider != ms[j].Provider {
-			return ms[i].Provider < ms[j].Provider
-		}
-		return ms[i].ID < ms[j].ID
-	})
-	fmt.Fprintf(w, "%-16s %-40s %8s %8s %s\n", "provider", "model", "context", "max-out", "thinking")
-	for _, m := range ms {
-		if search != "" && !strings.Contains(strings.ToLower(m.Provider+"/"+m.ID+" "+m.Name), strings.ToLower(search)) {
-			continue
-		}
-		think := "no"
-		if m.Reasoning {
-			think = "yes"
-		}
-		fmt.Fprintf(w, "%-16s %-40s %8d %8d %s\n", m.Provider, m.ID, m.ContextWindow, m.MaxTokens, think)
-	}
-	return 0
 }
 
 // signalContext is cancelled on SIGINT, SIGTERM or SIGHUP; the returned

@@ -150,7 +150,7 @@ func (s *Session) preflightLocked() error {
 	}
 	if s.opts.APIKey == "" {
 		if _, ok := s.opts.Models.Key(s.model.Provider); !ok {
-			return fmt.Errorf("No API key found for %s/%s", s.model.Provider, s.model.ID)
+			return s.opts.Models.MissingKeyError(s.model.Provider)
 		}
 	}
 	return nil

@@ -67,6 +67,7 @@ func Load(opts LoadOptions) (*Registry, []error) {
 	var mf *modelsFile
 	var auth map[string]*authEntry
 	if opts.AgentDir != "" {
+		reg.authFile = filepath.Join(opts.AgentDir, "auth.json")
 		if mf, err = readModelsFile(filepath.Join(opts.AgentDir, "models.json")); err != nil {
 			errs = append(errs, err)
 		}
@@ -494,6 +495,7 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry,
 		Models:   kept,
 		NoKey:    s.noKey,
 		KeyFunc:  keyFunc(auth, s.env, s.apiKey, res, env),
+		Env:      s.env,
 	}
 	if anyModel {
 		e.AnyModel = s.anyModelFunc()

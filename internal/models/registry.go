@@ -4,7 +4,9 @@ package models
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -25,6 +27,8 @@ type ProviderEntry struct {
 	// AnyModel, when set, makes the provider accept model ids it does not
 	// list (local servers): it builds the model for such an id.
 	AnyModel func(id string) *ai.Model
+	// Env names the environment variables the key is read from, in order.
+	Env []string
 }
 
 // Registry holds providers by name. It is safe for concurrent use.
@@ -34,6 +38,7 @@ type Registry struct {
 	order     []string
 	overrides map[string]string               // provider ("*": all) -> --api-key
 	dynamic   map[string]map[string]*ai.Model // provider -> id -> AnyModel result
+	authFile  string                          // auth.json, for messages ("" when none was read)
 }
 
 // NewRegistry returns an empty registry.
@@ -108,6 +113,58 @@ func (r *Registry) Key(provider string) (string, bool) {
 		}
 	}
 	return "", p.NoKey
+}
+
+// KeyVariable names the environment variable that gives a provider its
+// key: the first of its variables ending in _API_KEY, else its first one;
+// "" for providers that need no key or read none from the environment.
+func (r *Registry) KeyVariable(provider string) string {
+	p, ok := r.Provider(provider)
+	if !ok || p.NoKey || len(p.Env) == 0 {
+		return ""
+	}
+	for _, v := range p.Env {
+		if strings.HasSuffix(v, "_API_KEY") {
+			return v
+		}
+	}
+	return p.Env[0]
+}
+
+// AuthFile returns the auth.json path for messages, with the home directory
+// written as "~" ("" when the registry was built without an agent dir).
+func (r *Registry) AuthFile() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return HomeRelative(r.authFile)
+}
+
+// MissingKeyError is the error for a provider whose key does not resolve:
+// it names what to set, e.g. "No API key for openai: set OPENAI_API_KEY or
+// add it to ~/.pisces/agent/auth.json".
+func (r *Registry) MissingKeyError(provider string) error {
+	var ways []string
+	if v := r.KeyVariable(provider); v != "" {
+		ways = append(ways, "set "+v)
+	} else {
+		ways = append(ways, "set apiKey for it in models.json")
+	}
+	if f := r.AuthFile(); f != "" {
+		ways = append(ways, "add it to "+f)
+	}
+	return fmt.Errorf("No API key for %s: %s", provider, strings.Join(ways, " or "))
+}
+
+// HomeRelative writes a path under the home directory as "~/...".
+func HomeRelative(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || path == "" {
+		return path
+	}
+	if rest, ok := strings.CutPrefix(path, home); ok && (rest == "" || rest[0] == filepath.Separator) {
+		return "~" + filepath.ToSlash(rest)
+	}
+	return path
 }
 
 // All returns every listed model, sorted by provider then id.
