@@ -198,6 +198,9 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	case pattern != "":
 		m, err := env.registry.Resolve(provider, pattern)
 		if err != nil {
+			if nf := (*models.NotFoundError)(nil); errors.As(err, &nf) {
+				return nil, usagef("%v (pisces --list-models lists the models you have keys for)", err)
+			}
 			return nil, usagef("%v", err)
 		}
 		env.model = m

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/models"
+	"github.com/pisces-agent/pisces/internal/settings"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -80,6 +83,9 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 			attach = images
 		}
 		if _, err := sess.Prompt(m, attach, ""); err != nil {
+			if errors.Is(err, core.ErrNoModel) {
+				err = errors.New(noModelSelected(sess.Models(), sess.Settings().Path(settings.Global)))
+			}
 			fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 			return 1
 		}
@@ -102,6 +108,31 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 		return 1
 	}
 	return 0
+}
+
+// noModelSelected says how to pick a model, and which providers have a key.
+func noModelSelected(r *models.Registry, settingsFile string) string {
+	var keyed, vars []string
+	for _, name := range r.Providers() {
+		if p, ok := r.Provider(name); !ok || p.NoKey {
+			continue
+		}
+		if _, ok := r.Key(name); ok {
+			keyed = append(keyed, name)
+		} else if v := r.KeyVariable(name); v != "" {
+			vars = append(vars, v)
+		}
+	}
+	msg := "No model selected. Pick one with --model provider/id (pisces --list-models lists the models you have keys for),\n" +
+		"or set \"defaultProvider\" and \"defaultModel\" in " + models.HomeRelative(settingsFile) + ".\n"
+	if len(keyed) > 0 {
+		return msg + "Providers with a key: " + strings.Join(keyed, ", ") + "."
+	}
+	msg += "No provider has a key yet: set one of " + strings.Join(vars, ", ")
+	if f := r.AuthFile(); f != "" {
+		msg += "\nor add one to " + f
+	}
+	return msg + ".\nA local server needs no key: --provider ollama --model NAME (also lmstudio, vllm, llama.cpp)."
 }
 
 func lastAssistant(msgs []ai.Message) *ai.AssistantMessage {

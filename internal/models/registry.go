@@ -291,7 +291,7 @@ func (r *Registry) Resolve(provider, pattern string) (*ai.Model, error) {
 		if m := r.match(all, pattern); m != nil {
 			return m, nil
 		}
-		return nil, fmt.Errorf("model not found: %s", pattern)
+		return nil, r.notFound("", pattern, pattern)
 	}
 
 	sub := pattern
@@ -321,7 +321,7 @@ func (r *Registry) Resolve(provider, pattern string) (*ai.Model, error) {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("model not found: %s/%s", provider, sub)
+	return nil, r.notFound(provider, sub, provider+"/"+sub)
 }
 
 // ResolveScope returns every model a --models pattern selects: all matches
