@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
 // Wire APIs Pisces knows by name. models.json may name others; a provider
@@ -68,7 +69,7 @@ func parseCatalogue(data []byte) ([]CatalogueProvider, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("catalogue.json: %s", jsonErrorText(data, err))
+		return nil, fmt.Errorf("catalogue.json: %s", jsonx.PlainError(data, err))
 	}
 	var out []CatalogueProvider
 	seen := map[string]bool{}

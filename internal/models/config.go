@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
 // modelsFile is pi's models.json.
@@ -79,7 +80,7 @@ func readModelsFile(path string) (*modelsFile, error) {
 	}
 	var f modelsFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%s: %s", path, jsonErrorText(data, err))
+		return nil, fmt.Errorf("%s: %s", path, jsonx.PlainError(data, err))
 	}
 	return &f, nil
 }
@@ -92,7 +93,9 @@ type authEntry struct {
 	Expires int64  `json:"expires"` // Unix ms; 0 = unknown
 }
 
-// readAuthFile reads auth.json. A missing file is not an error.
+// readAuthFile reads auth.json. A missing file is not an error. An entry
+// of the wrong shape is left out and reported with its line and column;
+// the other entries still load.
 func readAuthFile(path string) (map[string]*authEntry, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -104,19 +107,21 @@ func readAuthFile(path string) (map[string]*authEntry, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%s: %s", path, jsonErrorText(data, err))
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("%s: %s", path, jsonx.PlainError(data, err))
 	}
 	out := map[string]*authEntry{}
 	var errs []string
-	for name, v := range raw {
+	for _, v := range objectMembers(data) {
 		var e authEntry
-		if err := json.Unmarshal(v, &e); err != nil {
-			errs = append(errs, fmt.Sprintf("%q: %v", name, err))
+		if err := json.Unmarshal(v.raw, &e); err != nil {
+			off, msg := jsonx.Explain(v.raw, err)
+			line, col := jsonx.Position(data, v.start+max(off, 0))
+			errs = append(errs, fmt.Sprintf("line %d, column %d: %q: %s", line, col, v.name, msg))
 			continue
 		}
-		out[name] = &e
+		out[v.name] = &e
 	}
 	if len(errs) > 0 {
 		return out, fmt.Errorf("%s: %s", path, strings.Join(errs, "; "))
@@ -124,47 +129,34 @@ func readAuthFile(path string) (map[string]*authEntry, error) {
 	return out, nil
 }
 
-// jsonErrorText describes a decoding error with its line and column.
-func jsonErrorText(data []byte, err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		line, col := position(data, se.Offset)
-		return fmt.Sprintf("line %d, column %d: %v", line, col, se)
-	case errors.As(err, &te):
-		line, col := position(data, te.Offset)
-		field := te.Field
-		if field == "" {
-			field = "value"
-		}
-		return fmt.Sprintf("line %d, column %d: %s: cannot use a JSON %s as %v", line, col, field, te.Value, te.Type)
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		line, col := position(data, int64(len(data)))
-		return fmt.Sprintf("line %d, column %d: unexpected end of JSON input", line, col)
-	}
-	return err.Error()
+// objectMember is one member of a JSON object and where its value starts.
+type objectMember struct {
+	name  string
+	raw   json.RawMessage
+	start int
 }
 
-// position turns a byte offset into a 1-based line and column (the column
-// counts bytes). A decoder's offset points just past the offending byte.
-func position(data []byte, off int64) (line, col int) {
-	if off > int64(len(data)) {
-		off = int64(len(data))
+// objectMembers lists the members of a valid JSON object in order.
+func objectMembers(data []byte) []objectMember {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
 	}
-	if off > 0 {
-		off-- // the offending byte itself
-	}
-	line, col = 1, 1
-	for _, b := range data[:off] {
-		if b == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
+	var out []objectMember
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return out
 		}
+		name, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return out
+		}
+		end := int(dec.InputOffset())
+		out = append(out, objectMember{name: name, raw: raw, start: end - len(raw)})
 	}
-	return line, col
+	return out
 }
 
 // resolver resolves models.json and auth.json values: "!command" runs the

@@ -3,10 +3,10 @@ package settings
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
+
+	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
 // FileError reports a settings file that could not be parsed. Line and
@@ -19,7 +19,7 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	return fmt.Sprintf("%s:%d:%d: %v", e.Path, e.Line, e.Column, e.Err)
+	return fmt.Sprintf("%s: line %d, column %d: %v", e.Path, e.Line, e.Column, e.Err)
 }
 
 func (e *FileError) Unwrap() error { return e.Err }
@@ -48,7 +48,7 @@ func parseObject(data []byte) (map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, decodeError(err, len(clean))
+		return nil, decodeError(clean, err)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -60,20 +60,11 @@ func parseObject(data []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-func decodeError(err error, size int) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		off := int(se.Offset)
-		if off > 0 && off <= size {
-			off-- // Offset counts the byte that caused the error.
-		}
-		return &syntaxError{offset: off, msg: se.Error()}
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &syntaxError{offset: size, msg: "unexpected end of JSON input"}
-	default:
-		return &syntaxError{offset: 0, msg: err.Error()}
-	}
+// decodeError describes a decoding error of data (comments already
+// blanked out) in plain words, at the offset it is about.
+func decodeError(data []byte, err error) error {
+	off, msg := jsonx.Explain(data, err)
+	return &syntaxError{offset: max(off, 0), msg: msg}
 }
 
 func firstNonSpace(b []byte) int {

@@ -3,6 +3,7 @@ package settings
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -293,13 +294,13 @@ func TestMalformedFileNamesFileAndPosition(t *testing.T) {
 		line, col     int
 		msg           string
 	}{
-		{"bad value", "{\n  \"a\": 1,\n  \"b\": xyz\n}", 3, 8, "invalid character"},
-		{"missing comma", "{\n  // c\n  \"a\": 1\n  \"b\": 2\n}", 4, 3, "invalid character"},
-		{"unterminated", "{\n  \"a\": [1, 2", 2, 13, "unexpected end"},
+		{"bad value", "{\n  \"a\": 1,\n  \"b\": xyz\n}", 3, 8, "expected a value (a string in double quotes, a number, {, [, true, false or null), found 'x'"},
+		{"missing comma", "{\n  // c\n  \"a\": 1\n  \"b\": 2\n}", 4, 3, `expected ',' or '}' after a value, found '"' (a missing comma?)`},
+		{"unterminated", "{\n  \"a\": [1, 2", 2, 13, "the text ends too early"},
 		{"unterminated comment", "{\n  /* oops\n}", 2, 3, "unterminated"},
 		{"not an object", "\n  [1, 2]", 2, 3, "JSON object"},
 		{"trailing garbage", "{\"a\": 1}\n x", 2, 2, "after the settings object"},
-		{"columns count characters", "{\"ä\": 1 x}", 1, 9, "invalid character"},
+		{"columns count characters", "{\"ä\": 1 x}", 1, 9, "found 'x' (a missing comma?)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -314,8 +315,8 @@ func TestMalformedFileNamesFileAndPosition(t *testing.T) {
 			if fe.Path != path || fe.Line != c.line || fe.Column != c.col {
 				t.Errorf("got %s:%d:%d, want %s:%d:%d", fe.Path, fe.Line, fe.Column, path, c.line, c.col)
 			}
-			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.msg) {
-				t.Errorf("message %q lacks the path or %q", err, c.msg)
+			if want := fmt.Sprintf("%s: line %d, column %d: ", path, c.line, c.col); !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("message %q lacks %q or %q", err, want, c.msg)
 			}
 			// The rest still loads; the broken file is not reset by Set.
 			if s == nil || s.DefaultModel() != "g" {

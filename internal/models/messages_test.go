@@ -52,3 +52,24 @@ func TestHomeRelative(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthFileErrorsNameLineAndColumn(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "auth.json", "{\n  \"openai\": {\"type\": \"api_key\", \"key\": \"sk-ok\"},\n  \"groq\": {\"type\": \"api_key\", \"key\": 42}\n}\n")
+	p, _ := adapters(allAPIs...)
+	reg, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(nil)})
+	want := filepath.Join(dir, "auth.json") + `: line 3, column 38: "groq": "key" must be a string, not a number`
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("errors %v\nwant %s", errs, want)
+	}
+	if k, ok := reg.Key("openai"); !ok || k != "sk-ok" {
+		t.Errorf("the good entry was not kept: %q %v", k, ok)
+	}
+
+	writeFile(t, dir, "auth.json", "{\n  \"openai\": {\"type\": \"api_key\" \"key\": \"sk\"}\n}\n")
+	_, errs = Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(nil)})
+	want = filepath.Join(dir, "auth.json") + `: line 2, column 32: expected ',' or '}' after a value, found '"' (a missing comma?)`
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Fatalf("errors %v\nwant %s", errs, want)
+	}
+}
