@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/core"
@@ -71,6 +72,17 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 		})
 		defer unsub()
 	}
+	if a.Mode != "json" {
+		// Text mode shows retries as they happen: the wait would otherwise
+		// be silent.
+		unsub := sess.Subscribe(func(ev rpc.Event) {
+			if e, ok := ev.(*rpc.AutoRetryStartEvent); ok {
+				fmt.Fprintf(stdio.Stderr, "pisces: retrying in %s (%d/%d): %s\n",
+					retryDelayText(e.DelayMs), e.Attempt, e.MaxAttempts, e.ErrorMessage)
+			}
+		})
+		defer unsub()
+	}
 	ctx, sig, stop := signalContext()
 	defer stop()
 	go func() {
@@ -108,6 +120,15 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 		return 1
 	}
 	return 0
+}
+
+// retryDelayText writes a retry delay as "2s", "1.5s" or "500ms".
+func retryDelayText(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d >= time.Second {
+		d = d.Round(100 * time.Millisecond)
+	}
+	return d.String()
 }
 
 // noModelSelected says how to pick a model, and which providers have a key.

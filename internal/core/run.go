@@ -617,10 +617,25 @@ func (s *Session) retryDelay(attempt int, m *ai.AssistantMessage) time.Duration 
 	if max > 0 && d > max {
 		d = max
 	}
+	if m != nil && d > localRefusedMaxDelay && refusedLocally(m, s.Model()) {
+		d = localRefusedMaxDelay
+	}
 	if m != nil && m.RetryAfter > d {
 		d = m.RetryAfter
 	}
 	return d
+}
+
+// localRefusedMaxDelay bounds the wait before retrying a server on this
+// machine that refused the connection: nothing listens on its port yet, so
+// only a server that is just starting can answer a retry, and a server
+// that is not running is reported within a few seconds.
+const localRefusedMaxDelay = time.Second
+
+// refusedLocally reports a failure to connect to a server on this machine.
+func refusedLocally(m *ai.AssistantMessage, model *ai.Model) bool {
+	return m.ErrorStatus == 0 && model != nil && ai.IsLoopbackURL(model.BaseURL) &&
+		strings.Contains(m.ErrorMessage, "connection refused")
 }
 
 // armRetry makes the coming retry delay cancellable by AbortRetry (and by

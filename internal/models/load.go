@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -125,7 +124,7 @@ func Load(opts LoadOptions) (*Registry, []error) {
 			continue
 		}
 		s := &providerSpec{name: name, api: pc.API, baseURL: pc.BaseURL}
-		if isLoopback(pc.BaseURL) {
+		if ai.IsLoopbackURL(pc.BaseURL) {
 			s.noKey, s.anyModel = true, true
 		}
 		// A bad model skips that model; the provider keeps the others.
@@ -556,18 +555,4 @@ func (a authHeaderProvider) Stream(ctx context.Context, req *ai.Request, emit fu
 		req = &r
 	}
 	return a.Provider.Stream(ctx, req, emit)
-}
-
-// isLoopback reports whether a base URL points at this machine.
-func isLoopback(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }

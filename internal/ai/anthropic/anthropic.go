@@ -84,7 +84,7 @@ func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.Ass
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return b.Fail(ctx, streamError(ctx, err, resp))
+		return b.Fail(ctx, streamError(ctx, req.Model, err, resp))
 	}
 	if ctx.Err() != nil {
 		return b.Fail(ctx, ctx.Err())
@@ -160,7 +160,7 @@ func dedupe(ss []string) []string {
 
 // streamError turns what the SDK reported into the error the Builder gets:
 // an *ai.ProviderError for HTTP errors, error events and cut connections.
-func streamError(ctx context.Context, err error, resp *http.Response) error {
+func streamError(ctx context.Context, m *ai.Model, err error, resp *http.Response) error {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -182,7 +182,11 @@ func streamError(ctx context.Context, err error, resp *http.Response) error {
 		// stream carried something that is not an event.
 		return &ai.ProviderError{Message: "stream ended unexpectedly: " + msg}
 	}
-	return &ai.ProviderError{Message: "connection error: " + msg}
+	base := strings.TrimSpace(m.BaseURL)
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	return ai.ConnectionError(m.Provider, base, err, msg)
 }
 
 // apiError converts an HTTP error response or an error event.

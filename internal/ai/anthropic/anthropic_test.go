@@ -693,8 +693,9 @@ func TestConnectionRefused(t *testing.T) {
 	srv.Close()
 	m, evs := run(t, context.Background(), simpleRequest(url))
 	assertSeq(t, evs, []string{"start", "error error"})
-	if m.StopReason != ai.StopError || m.ErrorStatus != 0 || !strings.HasPrefix(m.ErrorMessage, "connection error: ") {
-		t.Errorf("stop %q status %d message %q", m.StopReason, m.ErrorStatus, m.ErrorMessage)
+	want := "cannot connect to anthropic at " + url + ": connection refused (is the server running?)"
+	if m.StopReason != ai.StopError || m.ErrorStatus != 0 || m.ErrorMessage != want {
+		t.Errorf("stop %q status %d message %q, want %q", m.StopReason, m.ErrorStatus, m.ErrorMessage, want)
 	}
 }
 

@@ -117,7 +117,11 @@ func (p *Provider) send(ctx context.Context, req *ai.Request) (*http.Response, e
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &ai.ProviderError{Message: "connection error: " + err.Error()}
+		base := strings.TrimRight(req.Model.BaseURL, "/")
+		if base == "" {
+			base = DefaultBaseURL
+		}
+		return nil, ai.ConnectionError(req.Model.Provider, base, err, err.Error())
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()

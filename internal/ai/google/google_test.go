@@ -570,8 +570,9 @@ func TestConnectionRefused(t *testing.T) {
 	rec := &recorder{}
 	msg := New().Stream(context.Background(), simpleRequest(testModel(url, "gemini-2.5-flash")), rec.emit)
 	checkFinal(t, rec, msg)
-	if msg.StopReason != ai.StopError || msg.ErrorStatus != 0 || !strings.Contains(msg.ErrorMessage, "connection error") {
-		t.Errorf("got %s %d %q", msg.StopReason, msg.ErrorStatus, msg.ErrorMessage)
+	want := "cannot connect to google at " + url + ": connection refused (is the server running?)"
+	if msg.StopReason != ai.StopError || msg.ErrorStatus != 0 || msg.ErrorMessage != want {
+		t.Errorf("got %s %d %q, want %q", msg.StopReason, msg.ErrorStatus, msg.ErrorMessage, want)
 	}
 }
 

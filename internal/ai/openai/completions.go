@@ -44,7 +44,7 @@ func (p *Completions) Stream(ctx context.Context, req *ai.Request, emit func(ai.
 	stream := svc.NewStreaming(ctx, params)
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
-		return b.Fail(ctx, requestError(ctx, raw, err))
+		return b.Fail(ctx, requestError(ctx, req.Model, raw, err))
 	}
 	if raw == nil || raw.Body == nil {
 		return b.Fail(ctx, &ai.ProviderError{Message: "connection error: no response"})

@@ -361,8 +361,9 @@ func TestCompletionsConnectionRefused(t *testing.T) {
 	srv.Close()
 	msg := NewCompletions(nil).Stream(withTimeout(t), userReq(testModel(APICompletions, url), "x"), nil)
 	providerError(t, msg)
-	if msg.ErrorStatus != 0 || !strings.HasPrefix(msg.ErrorMessage, "connection error: ") {
-		t.Errorf("status %d message %q", msg.ErrorStatus, msg.ErrorMessage)
+	want := "cannot connect to openai at " + url + ": connection refused (is the server running?)"
+	if msg.ErrorStatus != 0 || msg.ErrorMessage != want {
+		t.Errorf("status %d message %q, want %q", msg.ErrorStatus, msg.ErrorMessage, want)
 	}
 }
 

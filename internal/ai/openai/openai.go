@@ -90,7 +90,7 @@ func clientOptions(hc *http.Client, req *ai.Request, raw **http.Response) []opti
 // an HTTP error status becomes a ProviderError with the vendor's message and
 // Retry-After; a transport failure a ProviderError with Status 0; a
 // cancelled context stays as it is (the builder reports "aborted").
-func requestError(ctx context.Context, res *http.Response, err error) error {
+func requestError(ctx context.Context, m *ai.Model, res *http.Response, err error) error {
 	if res != nil && res.StatusCode >= 400 {
 		return statusError(res)
 	}
@@ -100,7 +100,7 @@ func requestError(ctx context.Context, res *http.Response, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &ai.ProviderError{Message: "connection error: " + cleanErr(err)}
+	return ai.ConnectionError(m.Provider, baseURL(m), err, cleanErr(err))
 }
 
 // statusError reads an HTTP error response.

@@ -49,7 +49,7 @@ func (p *Responses) Stream(ctx context.Context, req *ai.Request, emit func(ai.As
 	stream := svc.NewStreaming(ctx, params)
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
-		return b.Fail(ctx, requestError(ctx, raw, err))
+		return b.Fail(ctx, requestError(ctx, req.Model, raw, err))
 	}
 	if raw == nil || raw.Body == nil {
 		return b.Fail(ctx, &ai.ProviderError{Message: "connection error: no response"})

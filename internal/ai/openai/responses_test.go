@@ -233,3 +233,15 @@ func TestResponsesForeignHistory(t *testing.T) {
 		{"type":"function_call_output","call_id":"call_9","output":"No result provided"},
 		{"role":"user","content":[{"type":"input_text","text":"and?"}]}]`)
 }
+
+func TestResponsesConnectionRefused(t *testing.T) {
+	srv := newServer(t, serveSSE(t, "completions_text.sse"))
+	url := srv.URL
+	srv.Close()
+	msg := NewResponses(nil).Stream(withTimeout(t), userReq(testModel(APIResponses, url), "x"), nil)
+	providerError(t, msg)
+	want := "cannot connect to openai at " + url + ": connection refused (is the server running?)"
+	if msg.ErrorStatus != 0 || msg.ErrorMessage != want {
+		t.Errorf("status %d message %q, want %q", msg.ErrorStatus, msg.ErrorMessage, want)
+	}
+}
