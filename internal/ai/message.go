@@ -1,8 +1,10 @@
 package ai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
@@ -131,6 +133,34 @@ type SystemMessage struct {
 	ToolsAdded   []ToolSpec      `json:"toolsAdded,omitempty"`
 	ToolsRemoved []ToolName      `json:"toolsRemoved,omitempty"`
 	Extra        jsonx.Extra     `json:"-"`
+}
+
+// PromptText is the prompt the message carries: its content when that is
+// not empty, else its sections' texts in order, separated by blank lines
+// (pi writes the prompt in sections only). A patch gives only the sections
+// it changes.
+func (m *SystemMessage) PromptText() string {
+	if t := m.Content.PlainText(); t != "" {
+		return t
+	}
+	dec := json.NewDecoder(bytes.NewReader(m.Sections))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	var parts []string
+	for dec.More() {
+		if _, err := dec.Token(); err != nil {
+			break
+		}
+		var text *string
+		if err := dec.Decode(&text); err != nil {
+			break
+		}
+		if text != nil && *text != "" {
+			parts = append(parts, *text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // UserMessage is a prompt.

@@ -105,3 +105,25 @@ func TestDecodeErrorsNameTheProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestSystemMessagePromptText(t *testing.T) {
+	for _, c := range []struct{ json, want string }{
+		// pi's shape: the prompt is in the sections, in order; null removes one.
+		{`{"role":"system","content":"","sections":{"preamble":"You help.","rules":null,"cwd":"Working directory: /w"},"timestamp":1}`, "You help.\n\nWorking directory: /w"},
+		{`{"role":"system","content":"Whole prompt","sections":{"preamble":"ignored"},"timestamp":1}`, "Whole prompt"},
+		{`{"role":"system","content":[{"type":"text","text":"As blocks"}],"timestamp":1}`, "As blocks"},
+		{`{"role":"system","content":"","timestamp":1}`, ""},
+	} {
+		m, err := DecodeMessage([]byte(c.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm, ok := m.(*SystemMessage)
+		if !ok {
+			t.Fatalf("%s: decoded as %T", c.json, m)
+		}
+		if got := sm.PromptText(); got != c.want {
+			t.Errorf("%s: PromptText = %q, want %q", c.json, got, c.want)
+		}
+	}
+}

@@ -41,7 +41,7 @@ func EstimateTokens(m ai.Message) int {
 	case *ai.CompactionSummaryMessage:
 		chars = len(v.Summary)
 	case *ai.SystemMessage:
-		chars = len(v.Content.PlainText())
+		chars = len(v.PromptText())
 	}
 	return (chars + 3) / 4
 }

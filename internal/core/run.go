@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -458,7 +459,7 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 		sysText += "\n\n" + extra
 	}
 	history := store.BuildContext().Messages
-	if sm := s.systemMessageIfChanged(history, sysText, sections, active); sm != nil {
+	if sm := s.systemMessageIfChanged(history, sections, active); sm != nil {
 		prompts = append([]ai.Message{sm}, prompts...)
 	}
 	cfg := &agent.Config{
@@ -523,8 +524,10 @@ func (s *Session) persist(m ai.Message) {
 }
 
 // systemMessageIfChanged returns a system message (pi 1.5's checkpoint)
-// when the context has none or its prompt or tools differ.
-func (s *Session) systemMessageIfChanged(history []ai.Message, text string, sections []prompt.Section, active []tools.Tool) *ai.SystemMessage {
+// when the context has none or its prompt sections or tools differ. Text an
+// extension adds before the run goes to the model but, as pi's forced
+// prompts, not into the message.
+func (s *Session) systemMessageIfChanged(history []ai.Message, sections []prompt.Section, active []tools.Tool) *ai.SystemMessage {
 	var last *ai.SystemMessage
 	for _, m := range history {
 		if sm, ok := m.(*ai.SystemMessage); ok {
@@ -535,13 +538,15 @@ func (s *Session) systemMessageIfChanged(history []ai.Message, text string, sect
 	for _, t := range active {
 		specs = append(specs, ai.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
 	}
-	if last != nil && last.Content.PlainText() == text && sameTools(last.ToolsAdded, specs) {
+	secs := sectionsJSON(sections)
+	if last != nil && bytes.Equal(last.Sections, secs) && sameTools(last.ToolsAdded, specs) {
 		return nil
 	}
+	// As in pi, the prompt is in the sections and the content is empty.
 	return &ai.SystemMessage{
 		Role:       ai.RoleSystem,
-		Content:    ai.StringContent(text),
-		Sections:   sectionsJSON(sections),
+		Content:    ai.StringContent(""),
+		Sections:   secs,
 		Timestamp:  ai.NowMs(),
 		ToolsAdded: specs,
 	}

@@ -164,7 +164,7 @@ func (p *page) message(e *session.Entry) string {
 	case *ai.CompactionSummaryMessage:
 		return p.head(e, "summary", "Compaction", "") + `<div class="md">` + md(m.Summary) + "</div></section>\n"
 	case *ai.SystemMessage:
-		return p.head(e, "system", "System", "") + `<details class="block"><summary>System prompt</summary><pre class="text">` + esc(m.Content.PlainText()) + "</pre></details></section>\n"
+		return p.head(e, "system", "System", "") + `<details class="block"><summary>System prompt</summary><pre class="text">` + esc(m.PromptText()) + "</pre></details></section>\n"
 	case *ai.UnknownMessage:
 		return p.head(e, "system", m.Role, "") + `<details class="block"><summary>Message</summary><pre class="text">` + esc(prettyJSON(m.Raw)) + "</pre></details></section>\n"
 	}

@@ -174,3 +174,26 @@ func TestHTMLCustomAndOrphanResult(t *testing.T) {
 		}
 	}
 }
+
+// A system message as pi writes it (empty content, the prompt in sections)
+// shows its prompt.
+func TestHTMLSystemPromptFromSections(t *testing.T) {
+	lines := `{"type":"session","version":3,"id":"s3","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}
+{"type":"message","id":"y1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"system","content":"","sections":{"preamble":"You are <careful>.","cwd":"<cwd>/p</cwd>"},"timestamp":1}}
+`
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := HTML(s, &buf, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<summary>System prompt</summary><pre class="text">You are &lt;careful&gt;.` + "\n\n" + `&lt;cwd&gt;/p&lt;/cwd&gt;</pre>`; !strings.Contains(buf.String(), want) {
+		t.Errorf("missing %q in:\n%s", want, buf.String())
+	}
+}
