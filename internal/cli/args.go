@@ -284,7 +284,8 @@ Model:
 
 Sessions:
   --agent-dir DIR             config and sessions (default $PISCES_CODING_AGENT_DIR
-                              or ~/.pisces/agent; use ~/.pi/agent to share pi's)
+                              or ~/.pisces/agent; use ~/.pi/agent to share pi's;
+                              a relative DIR is under the working directory)
   --session-dir DIR           write session files straight into DIR
   --no-session                keep the session in memory only
   -c, --continue              continue the most recent session of this directory

@@ -16,6 +16,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai/scripted"
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
+	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
@@ -113,35 +114,44 @@ type environment struct {
 	active     []string
 }
 
-func defaultAgentDir() string {
-	if d := os.Getenv("PISCES_CODING_AGENT_DIR"); d != "" {
-		return expandHome(d)
+// resolveAgentDir returns the agent dir: --agent-dir, else
+// $PISCES_CODING_AGENT_DIR, else ~/.pisces/agent. A directory given
+// explicitly may start with ~/ and may be relative (it then resolves
+// against the working directory: the user chose it). The default needs the
+// home directory; without one Pisces refuses to start rather than use a
+// directory relative to the working directory, which may be a repository
+// whose files would then configure and run code.
+func resolveAgentDir(flag string) (string, error) {
+	d, from := flag, "--agent-dir"
+	if d == "" {
+		d, from = os.Getenv("PISCES_CODING_AGENT_DIR"), "PISCES_CODING_AGENT_DIR"
 	}
-	home, err := os.UserHomeDir()
+	if d == "" {
+		home, err := fsx.HomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%v; set HOME or PISCES_CODING_AGENT_DIR to an absolute path", err)
+		}
+		return filepath.Join(home, ".pisces", "agent"), nil
+	}
+	d, err := fsx.ExpandHome(d)
 	if err != nil {
-		return filepath.Join(".pisces", "agent")
+		return "", fmt.Errorf("%s: %v", from, err)
 	}
-	return filepath.Join(home, ".pisces", "agent")
+	return filepath.Abs(d)
 }
 
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
-	}
-	return p
-}
+// expandHome expands a leading ~ of a path from the flags, the environment
+// or the settings; without a home directory that is an error naming the
+// path.
+func expandHome(p string) (string, error) { return fsx.ExpandHome(p) }
 
 func setup(a *Args, stdio IO) (*environment, error) {
 	env := &environment{args: a, stdio: stdio}
-	env.agentDir = defaultAgentDir()
-	if a.AgentDir != "" {
-		env.agentDir = expandHome(a.AgentDir)
+	agentDir, err := resolveAgentDir(a.AgentDir)
+	if err != nil {
+		return nil, err
 	}
-	if abs, err := filepath.Abs(env.agentDir); err == nil {
-		env.agentDir = abs
-	}
+	env.agentDir = agentDir
 	cwd, err := syscall.Getwd() // the physical cwd, as Node's process.cwd()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the working directory: %w", err)
@@ -335,7 +345,10 @@ func providerNames(r *models.Registry) []string {
 // openStore opens or creates the session store the flags ask for.
 func (env *environment) openStore() (*session.Session, error) {
 	a := env.args
-	dir := env.sessionDir()
+	dir, err := env.sessionDir()
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case a.NoSession:
 		return session.New(session.Options{Cwd: env.cwd, InMemory: true, ID: a.SessionID})
@@ -360,32 +373,48 @@ func (env *environment) openStore() (*session.Session, error) {
 }
 
 // sessionDir is the folder of the launch directory's sessions.
-func (env *environment) sessionDir() string {
-	if d := env.customSessionDir(); d != "" {
-		return d
+func (env *environment) sessionDir() (string, error) {
+	d, err := env.customSessionDir()
+	if d != "" || err != nil {
+		return d, err
 	}
-	return session.DirFor(env.agentDir, env.cwd)
+	return session.DirFor(env.agentDir, env.cwd), nil
 }
 
 // customSessionDir is the session folder configured for every project
 // (--session-dir, PISCES_CODING_AGENT_SESSION_DIR, settings sessionDir), or
 // "" when each project's sessions live in their own folder under
-// <agentDir>/sessions.
-func (env *environment) customSessionDir() string {
+// <agentDir>/sessions. A leading ~ needs the home directory.
+func (env *environment) customSessionDir() (string, error) {
 	if env.args.SessionDir != "" {
-		d, _ := filepath.Abs(expandHome(env.args.SessionDir))
-		return d
+		d, err := expandHome(env.args.SessionDir)
+		if err != nil {
+			return "", fmt.Errorf("--session-dir: %v", err)
+		}
+		return filepath.Abs(d)
 	}
 	if d := os.Getenv("PISCES_CODING_AGENT_SESSION_DIR"); d != "" {
-		return expandHome(d)
+		d, err := expandHome(d)
+		if err != nil {
+			return "", fmt.Errorf("PISCES_CODING_AGENT_SESSION_DIR: %v", err)
+		}
+		return d, nil
 	}
 	if d := env.settings.SessionDir(); d != "" {
-		return expandHome(d)
+		d, err := expandHome(d)
+		if err != nil {
+			return "", fmt.Errorf("settings sessionDir: %v", err)
+		}
+		return d, nil
 	}
-	return ""
+	return "", nil
 }
 
 func (env *environment) newCore() (*core.Session, error) {
+	sessDir, err := env.customSessionDir()
+	if err != nil {
+		return nil, err
+	}
 	store, err := env.openStore()
 	if err != nil {
 		return nil, err
@@ -397,7 +426,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		Settings:           env.settings,
 		Models:             env.registry,
 		Store:              store,
-		SessionDir:         env.customSessionDir(),
+		SessionDir:         sessDir,
 		InMemory:           env.args.NoSession,
 		Model:              env.model,
 		ThinkingLevel:      env.thinking,

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // Section names, in the order they appear.
@@ -264,11 +266,9 @@ func resolveInput(value, cwd string) string {
 	if strings.ContainsAny(value, "\n\r") || len(value) > 4096 || strings.TrimSpace(value) == "" {
 		return value
 	}
-	path := value
-	if rest, ok := strings.CutPrefix(path, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(home, rest)
-		}
+	path, err := fsx.ExpandHome(value)
+	if err != nil {
+		return value // no home directory: not a file we can find
 	}
 	if !filepath.IsAbs(path) && cwd != "" {
 		path = filepath.Join(cwd, path)

@@ -20,6 +20,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // ProjectDirName is the project-local configuration directory.
@@ -169,20 +171,21 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// absPath makes p absolute against base (and expands a leading "~/").
-func absPath(base, p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
+// absPath makes p absolute against base and expands a leading "~/"; a
+// path that needs the home directory when there is none is an error (it is
+// never read relative to base instead).
+func absPath(base, p string) (string, error) {
+	p, err := fsx.ExpandHome(p)
+	if err != nil {
+		return "", err
 	}
 	if !filepath.IsAbs(p) && base != "" {
 		p = filepath.Join(base, p)
 	}
 	if a, err := filepath.Abs(p); err == nil {
-		return a
+		return a, nil
 	}
-	return filepath.Clean(p)
+	return filepath.Clean(p), nil
 }
 
 // listFiles returns the regular files (following symlinks) directly in dir
