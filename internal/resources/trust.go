@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // TrustFileName is the trust store's file in the agent dir.
@@ -131,26 +133,7 @@ func (s *TrustStore) update(change func(*trustFile)) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".trust-*.json")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return fsx.WriteFile(s.path, append(data, '\n'), 0o600)
 }
 
 // TrustSource says how a trust decision was reached.
