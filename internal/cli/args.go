@@ -309,7 +309,12 @@ RPC:
 
 Other:
   --list-models [SEARCH]      list known models
-  --offline, --verbose, -a/--approve, -na/--no-approve, -ne/--no-extensions
+  -a, --approve               trust the project Pisces starts in for this run (its own
+                              .pisces/ resources load; not remembered)
+  -na, --no-approve           trust no project in this run and ask nothing; without
+                              either, a remembered answer, else a question (rpc client,
+                              terminal), else not trusted
+  --offline, --verbose, -ne/--no-extensions
   --theme, --no-themes, --tui-mode   accepted and ignored (no terminal UI)
   -v, --version               print the version
   -h, --help                  this help

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -105,10 +106,10 @@ type environment struct {
 	scoped   []*ai.Model
 	tools    []tools.Tool
 	toolsFor func(cwd string) []tools.Tool
-	// Project trust: trusted loads .pisces/ resources; askTrust means the
-	// RPC client is asked once it is connected.
-	trusted  bool
-	askTrust bool
+	// Project trust: trust decides per directory; trusted is its decision
+	// for cwd (loads the project's .pisces/ resources).
+	trust   *resources.TrustDecider
+	trusted bool
 
 	extensions *extensions.Host
 	active     []string
@@ -438,6 +439,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		AppendSystemPrompt: env.args.AppendSystemPrompt,
 		NoContextFiles:     env.args.NoContextFiles,
 		Trusted:            env.trusted,
+		Trust:              env.trust,
 		Extensions:         env.extensions,
 		APIKey:             env.args.APIKey,
 		LegacyWire:         env.args.RPCCompat == "legacy",
@@ -527,27 +529,51 @@ func toolNames(ts []tools.Tool) []string {
 	return out
 }
 
-// decideTrust applies pi 1.5's project trust rules: project-local resources
-// load only for a trusted project; --approve/--no-approve decide for this
-// run; otherwise a remembered answer; otherwise an RPC client is asked once
-// connected (other modes do without them and say so).
+// decideTrust decides whether the project's own resources load
+// (resources.TrustDecider: --approve/--no-approve, no project resources,
+// a remembered answer). Otherwise someone is asked: in rpc mode the client,
+// once connected (the RPC surface installs its dialog on the session); in
+// text and json modes the person at the terminal, when stdin is one. Where
+// nobody can answer, the project is not trusted and stderr says so.
 func (env *environment) decideTrust() {
-	if !resources.HasProjectResources(env.cwd) {
-		return
-	}
-	if a := env.args.Approve; a != nil {
-		env.trusted = *a
-		return
-	}
-	if e, ok := resources.NewTrustStore(env.agentDir).Get(env.cwd); ok {
-		env.trusted = e.Trusted
+	env.trust = resources.NewTrustDecider(env.agentDir, env.args.Approve, env.cwd)
+	if d, ok := env.trust.Known(env.cwd); ok {
+		env.trusted = d.Trusted
 		return
 	}
 	if env.args.Mode == "rpc" {
-		env.askTrust = true
 		return
 	}
+	if env.stdio.StdinIsTTY && env.stdio.Stdin != nil && !env.args.ListModels {
+		d, err := env.trust.Decide(context.Background(), env.cwd, terminalTrustAsk(env.stdio.Stdin, env.stdio.Stderr))
+		if err != nil {
+			fmt.Fprintf(env.stdio.Stderr, "pisces: cannot remember the trust decision: %v\n", err)
+		}
+		env.trusted = d.Trusted
+		if d.Source == resources.TrustFromAnswer {
+			return
+		}
+	}
 	fmt.Fprintf(env.stdio.Stderr, "pisces: %s has project resources (.pisces/); they are not loaded until the project is trusted (--approve)\n", env.cwd)
+}
+
+// terminalTrustAsk asks the trust question on the terminal: y or yes
+// trusts, n or no refuses (both remembered); anything else, or the end of
+// input, is no answer (refused for this run only).
+func terminalTrustAsk(in io.Reader, out io.Writer) resources.TrustAsk {
+	return func(_ context.Context, project string) (bool, bool) {
+		title, message := resources.TrustQuestion(project)
+		fmt.Fprintf(out, "%s\n%s\nTrust it? [y/n] ", title, message)
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true, true
+		case "n", "no":
+			return false, true
+		}
+		fmt.Fprintln(out)
+		return false, false
+	}
 }
 
 // loadExtensions starts the extensions of the agent dir, the (trusted)

@@ -1,11 +1,14 @@
 package core
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pisces-agent/pisces/internal/resources"
 )
 
 // Export writes through a fresh temporary file: a symbolic link planted
@@ -66,5 +69,68 @@ func TestDeleteSessionKeepsTrashEntries(t *testing.T) {
 	}
 	if _, err := os.Lstat(file); err == nil {
 		t.Fatal("session file still there")
+	}
+}
+
+// Trust follows the session's directory: a new session in another project
+// has that project's decision; an undecided one is untrusted until
+// ResolveTrust asks through the installed TrustAsk.
+func TestTrustPerDirectory(t *testing.T) {
+	s, dir := newTestSession(t, `{"turns":[]}`)
+	b := filepath.Join(dir, "b")
+	if err := os.MkdirAll(filepath.Join(b, ".pisces"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b, ".pisces", "APPEND_SYSTEM.md"), []byte("B-APPEND"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	s.SetTrustAsk(func(_ context.Context, project string) (bool, bool) {
+		asked = append(asked, project)
+		return true, true
+	})
+	prompt := func() string { text, _ := s.systemPrompt(nil); return text }
+
+	if err := s.NewSessionIn(b, ""); err != nil {
+		t.Fatal(err)
+	}
+	if s.Cwd() != b || s.Trusted() || strings.Contains(prompt(), "B-APPEND") {
+		t.Fatalf("before the answer: cwd %s, trusted %v", s.Cwd(), s.Trusted())
+	}
+	if d := s.ResolveTrust(context.Background()); !d.Trusted || d.Source != resources.TrustFromAnswer || len(asked) != 1 || asked[0] != b {
+		t.Fatalf("decision %+v, asked %v", d, asked)
+	}
+	if !s.Trusted() || !strings.Contains(prompt(), "B-APPEND") {
+		t.Fatal("the answer did not apply")
+	}
+
+	// Back in the first directory (nothing project-local), then in b again:
+	// the remembered answer applies at once.
+	if err := s.NewSessionIn(dir, ""); err != nil || s.Trusted() {
+		t.Fatalf("back: %v, trusted %v", err, s.Trusted())
+	}
+	if err := s.NewSessionIn(b, ""); err != nil || !s.Trusted() || len(asked) != 1 {
+		t.Fatalf("b again: %v, trusted %v, asked %v", err, s.Trusted(), asked)
+	}
+
+	// Nobody to ask: an undecided project stays untrusted.
+	c := filepath.Join(dir, "c")
+	if err := os.MkdirAll(filepath.Join(c, ".pisces", "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c, ".pisces", "prompts", "x.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.SetTrustAsk(nil)
+	if err := s.NewSessionIn(c, ""); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.ResolveTrust(context.Background()); d.Trusted || d.Source != resources.TrustCannotAsk || s.Trusted() {
+		t.Fatalf("no one to ask: %+v", d)
+	}
+
+	missing := filepath.Join(dir, "missing")
+	if err := s.NewSessionIn(missing, ""); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("missing directory: %v", err)
 	}
 }

@@ -31,6 +31,7 @@ func (s *Session) setupTask() {
 		Spawner:       s,
 		Emit:          s.emit,
 		Cwd:           s.cwd,
+		Project:       func() (string, bool) { return s.Cwd(), s.Trusted() },
 		AgentDir:      s.opts.AgentDir,
 		Settings:      ts,
 		ArtifactsDir:  strings.TrimSuffix(s.store.File(), ".jsonl"),

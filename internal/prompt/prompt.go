@@ -27,7 +27,8 @@ const (
 	SectionCwd      = "cwd"
 )
 
-// File names read from <cwd>/.pisces/ first, else from the agent dir.
+// File names read from <cwd>/.pisces/ first (only when the project is
+// trusted: Options.ProjectTrusted), else from the agent dir.
 const (
 	SystemFileName       = "SYSTEM.md"        // replaces the base text
 	AppendSystemFileName = "APPEND_SYSTEM.md" // appended to the rules
@@ -52,6 +53,12 @@ type Options struct {
 	Cwd      string
 	AgentDir string
 	Tools    []ToolInfo // the active tools, in the order to list them
+
+	// ProjectTrusted lets <Cwd>/.pisces/SYSTEM.md and APPEND_SYSTEM.md
+	// apply; without it only the agent dir's are read (a repository does not
+	// write the system prompt of an agent that has not been told to trust
+	// it). Context files are read either way.
+	ProjectTrusted bool
 
 	// CustomPrompt (--system-prompt) replaces the base text, SYSTEM.md
 	// included. It may be text or the path of a file whose contents are used.
@@ -103,7 +110,7 @@ func Build(opts Options) (string, []Section) {
 	custom := ""
 	if opts.CustomPrompt != "" {
 		custom = resolveInput(opts.CustomPrompt, cwd)
-	} else if text, ok := findPromptFile(SystemFileName, cwd, opts.AgentDir); ok {
+	} else if text, ok := findPromptFile(SystemFileName, cwd, opts.AgentDir, opts.ProjectTrusted); ok {
 		custom = text
 	}
 
@@ -115,7 +122,7 @@ func Build(opts Options) (string, []Section) {
 		add(SectionTools, toolList(opts.Tools))
 		rules = append(rules, guidelines(opts.Tools))
 	}
-	if text, ok := findPromptFile(AppendSystemFileName, cwd, opts.AgentDir); ok {
+	if text, ok := findPromptFile(AppendSystemFileName, cwd, opts.AgentDir, opts.ProjectTrusted); ok {
 		rules = append(rules, text)
 	}
 	for _, a := range opts.AppendPrompt {
@@ -242,10 +249,11 @@ func joinNonEmpty(parts []string) string {
 	return strings.Join(out, "\n\n")
 }
 
-// findPromptFile reads name from <cwd>/.pisces/, else from agentDir.
-func findPromptFile(name, cwd, agentDir string) (string, bool) {
+// findPromptFile reads name from <cwd>/.pisces/ (a trusted project only),
+// else from agentDir.
+func findPromptFile(name, cwd, agentDir string, projectTrusted bool) (string, bool) {
 	var dirs []string
-	if cwd != "" {
+	if cwd != "" && projectTrusted {
 		dirs = append(dirs, filepath.Join(cwd, ProjectDirName))
 	}
 	if agentDir != "" {
