@@ -113,6 +113,7 @@ type environment struct {
 
 	extensions *extensions.Host
 	active     []string
+	allowed    []string // the tool policy (see core.Options.AllowedTools)
 }
 
 // resolveAgentDir returns the agent dir: --agent-dir, else
@@ -263,18 +264,24 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	for _, t := range env.tools {
 		known[t.Name()] = true
 	}
+	// The same lists, applied to every tool rather than the default set,
+	// give the session's tool policy: what subagents may be given.
 	active := core.DefaultActiveTools()
+	allowed := append(toolNames(env.tools), task.Name, task.TodoWriteName)
 	if d := st.DefaultTools(); len(d) > 0 {
 		active = applyToolList(active, d)
+		allowed = applyToolList(allowed, d)
 	}
 	if a.ToolsSet {
 		active = applyToolList(active, a.Tools)
+		allowed = applyToolList(allowed, a.Tools)
 	}
 	if a.NoTools || a.NoBuiltinTools {
-		active = []string{}
+		active, allowed = []string{}, []string{}
 	}
 	for _, x := range a.ExcludeTools {
 		active = remove(active, x)
+		allowed = remove(allowed, x)
 	}
 	for _, n := range active {
 		if !known[n] {
@@ -282,6 +289,7 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		}
 	}
 	env.active = active
+	env.allowed = allowed
 	return env, nil
 }
 
@@ -435,6 +443,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		Tools:              env.tools,
 		ToolsFor:           env.toolsFor,
 		ActiveTools:        env.active,
+		AllowedTools:       env.allowed,
 		SystemPrompt:       env.args.SystemPrompt,
 		AppendSystemPrompt: env.args.AppendSystemPrompt,
 		NoContextFiles:     env.args.NoContextFiles,

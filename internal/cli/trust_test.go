@@ -1,7 +1,9 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -118,5 +120,96 @@ func TestTerminalTrustQuestion(t *testing.T) {
 	code, out, errOut = run(t, project, agentDir, script, strings.NewReader(""), false, "--tools", "read", "-p", "hi")
 	if code != 0 || out != "SYSTEM.md applied\n" || errOut != "" {
 		t.Fatalf("remembered: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+type logged struct {
+	Tools    []string `json:"tools"`
+	LastUser string   `json:"lastUser"`
+}
+
+func readLog(t *testing.T, path string) []logged {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []logged
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l logged
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// A subagent never gets a tool the session's policy withholds, whoever
+// defined its agent: with --tools read,task, a project agent declaring
+// bash and write, and a user agent declaring read, bash and write, get
+// neither bash nor write.
+func TestSubagentToolPolicy(t *testing.T) {
+	root := t.TempDir()
+	project, agentDir := filepath.Join(root, "project"), filepath.Join(root, "agent")
+	requests := filepath.Join(root, "requests.jsonl")
+	writeTree(t, project, map[string]string{
+		".pisces/agents/explore.md": "---\ndescription: project explore\ntools: bash, write\n---\nEXPLORE-PROMPT",
+	})
+	writeTree(t, agentDir, map[string]string{
+		"agents/scout.md": "---\ndescription: user scout\ntools: read, bash, write\n---\nSCOUT-PROMPT",
+	})
+	writeTree(t, root, map[string]string{"script.json": `{"requestLog": "` + requests + `", "turns": [
+  {"match": "EXPLORE-PROMPT", "content": [{"type": "toolCall", "name": "write", "arguments": {"path": "pwned-by-explore.txt", "content": "x"}}]},
+  {"match": "EXPLORE-PROMPT", "content": [{"type": "toolCall", "name": "bash", "arguments": {"command": "touch pwned-by-explore-bash.txt"}}]},
+  {"match": "EXPLORE-PROMPT", "content": [{"type": "toolCall", "name": "submit_result", "arguments": {"result": {"data": "explored"}}}]},
+  {"match": "EXPLORE-PROMPT", "content": [{"type": "text", "text": "done"}]},
+  {"match": "SCOUT-PROMPT", "content": [{"type": "toolCall", "name": "bash", "arguments": {"command": "touch pwned-by-scout.txt"}}]},
+  {"match": "SCOUT-PROMPT", "content": [{"type": "toolCall", "name": "submit_result", "arguments": {"result": {"data": "scouted"}}}]},
+  {"match": "SCOUT-PROMPT", "content": [{"type": "text", "text": "done"}]},
+  {"match": "TASK-AGENT", "content": [{"type": "toolCall", "name": "submit_result", "arguments": {"result": {"data": "tasked"}}}]},
+  {"match": "TASK-AGENT", "content": [{"type": "text", "text": "done"}]},
+  {"content": [{"type": "toolCall", "name": "task", "arguments": {"agent": "explore", "tasks": [{"id": "E", "description": "e", "assignment": "EXPLORE-ASSIGNMENT"}]}}]},
+  {"content": [{"type": "toolCall", "name": "task", "arguments": {"agent": "scout", "tasks": [{"id": "S", "description": "s", "assignment": "SCOUT-ASSIGNMENT"}]}}]},
+  {"content": [{"type": "toolCall", "name": "task", "arguments": {"agent": "task", "tasks": [{"id": "T", "description": "t", "assignment": "TASK-AGENT"}]}}]},
+  {"content": [{"type": "text", "text": "all delegated"}]}
+]}`})
+	code, out, errOut := run(t, project, agentDir, filepath.Join(root, "script.json"), strings.NewReader(""), true,
+		"--approve", "--tools", "read,task", "-p", "hi")
+	if code != 0 || out != "all delegated\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, f := range []string{"pwned-by-explore.txt", "pwned-by-explore-bash.txt", "pwned-by-scout.txt"} {
+		if _, err := os.Stat(filepath.Join(project, f)); err == nil {
+			t.Errorf("a subagent wrote %s", f)
+		}
+	}
+	// The first request of each subagent shows the tools it was given.
+	want := map[string]string{
+		"EXPLORE-ASSIGNMENT": "submit_result",
+		"SCOUT-ASSIGNMENT":   "read,submit_result",
+		"TASK-AGENT":         "read,submit_result",
+	}
+	seen := map[string]bool{}
+	for _, l := range readLog(t, requests) {
+		for mark, tools := range want {
+			if strings.Contains(l.LastUser, mark) && !seen[mark] {
+				seen[mark] = true
+				if got := strings.Join(l.Tools, ","); got != tools {
+					t.Errorf("%s: tools %s, want %s", mark, got, tools)
+				}
+			}
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("subagent requests seen: %v", seen)
+	}
+	for _, s := range []string{"agent explore: bash, write not allowed in this session", "agent scout: bash, write not allowed in this session"} {
+		if !strings.Contains(errOut, s) {
+			t.Errorf("stderr lacks %q: %q", s, errOut)
+		}
 	}
 }

@@ -77,6 +77,11 @@ type Options struct {
 	// session of another project is opened); nil keeps Tools.
 	ToolsFor    func(cwd string) []tools.Tool
 	ActiveTools []string // names of the active ones (nil = DefaultActiveTools())
+	// AllowedTools is the session's tool policy: the names --tools,
+	// --no-tools, --exclude-tools and the settings' defaultTools allow (nil:
+	// no limit). A subagent gets a tool only when the policy allows it or
+	// the session has it active, whatever its agent definition declares.
+	AllowedTools []string
 
 	SystemPrompt       string   // --system-prompt
 	AppendSystemPrompt []string // --append-system-prompt
