@@ -312,7 +312,8 @@ Model:
 
 Sessions:
   --agent-dir DIR             config and sessions (default $PISCES_CODING_AGENT_DIR
-                              or ~/.pisces/agent; use ~/.pi/agent to share pi's)
+                              or ~/.pisces/agent; use ~/.pi/agent to share pi's;
+                              a relative DIR is under the working directory)
   --session-dir DIR           write session files straight into DIR
   --no-session                keep the session in memory only
   -c, --continue              continue the most recent session of this directory
@@ -337,7 +338,12 @@ RPC:
 Other:
   --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)
   --list-models --all         list every model Pisces knows
-  --offline, --verbose, -a/--approve, -na/--no-approve, -ne/--no-extensions
+  -a, --approve               trust the project Pisces starts in for this run (its own
+                              .pisces/ resources load; not remembered)
+  -na, --no-approve           trust no project in this run and ask nothing; without
+                              either, a remembered answer, else a question (rpc client,
+                              terminal), else not trusted
+  --offline, --verbose, -ne/--no-extensions
   --theme, --no-themes, --tui-mode   accepted and ignored (no terminal UI)
   -v, --version               print the version
   -h, --help                  this help

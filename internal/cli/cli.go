@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai/scripted"
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
+	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
@@ -103,44 +105,54 @@ type environment struct {
 	scoped   []*ai.Model
 	tools    []tools.Tool
 	toolsFor func(cwd string) []tools.Tool
-	// Project trust: trusted loads .pisces/ resources; askTrust means the
-	// RPC client is asked once it is connected.
-	trusted  bool
-	askTrust bool
+	// Project trust: trust decides per directory; trusted is its decision
+	// for cwd (loads the project's .pisces/ resources).
+	trust   *resources.TrustDecider
+	trusted bool
 
 	extensions *extensions.Host
 	active     []string
+	allowed    []string // the tool policy (see core.Options.AllowedTools)
 }
 
-func defaultAgentDir() string {
-	if d := os.Getenv("PISCES_CODING_AGENT_DIR"); d != "" {
-		return expandHome(d)
+// resolveAgentDir returns the agent dir: --agent-dir, else
+// $PISCES_CODING_AGENT_DIR, else ~/.pisces/agent. A directory given
+// explicitly may start with ~/ and may be relative (it then resolves
+// against the working directory: the user chose it). The default needs the
+// home directory; without one Pisces refuses to start rather than use a
+// directory relative to the working directory, which may be a repository
+// whose files would then configure and run code.
+func resolveAgentDir(flag string) (string, error) {
+	d, from := flag, "--agent-dir"
+	if d == "" {
+		d, from = os.Getenv("PISCES_CODING_AGENT_DIR"), "PISCES_CODING_AGENT_DIR"
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(".pisces", "agent")
-	}
-	return filepath.Join(home, ".pisces", "agent")
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+	if d == "" {
+		home, err := fsx.HomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%v; set HOME or PISCES_CODING_AGENT_DIR to an absolute path", err)
 		}
+		return filepath.Join(home, ".pisces", "agent"), nil
 	}
-	return p
+	d, err := fsx.ExpandHome(d)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", from, err)
+	}
+	return filepath.Abs(d)
 }
+
+// expandHome expands a leading ~ of a path from the flags, the environment
+// or the settings; without a home directory that is an error naming the
+// path.
+func expandHome(p string) (string, error) { return fsx.ExpandHome(p) }
 
 func setup(a *Args, stdio IO) (*environment, error) {
 	env := &environment{args: a, stdio: stdio}
-	env.agentDir = defaultAgentDir()
-	if a.AgentDir != "" {
-		env.agentDir = expandHome(a.AgentDir)
+	agentDir, err := resolveAgentDir(a.AgentDir)
+	if err != nil {
+		return nil, err
 	}
-	if abs, err := filepath.Abs(env.agentDir); err == nil {
-		env.agentDir = abs
-	}
+	env.agentDir = agentDir
 	cwd, err := syscall.Getwd() // the physical cwd, as Node's process.cwd()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the working directory: %w", err)
@@ -254,18 +266,24 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	for _, t := range env.tools {
 		known[t.Name()] = true
 	}
+	// The same lists, applied to every tool rather than the default set,
+	// give the session's tool policy: what subagents may be given.
 	active := core.DefaultActiveTools()
+	allowed := append(toolNames(env.tools), task.Name, task.TodoWriteName)
 	if d := st.DefaultTools(); len(d) > 0 {
 		active = applyToolList(active, d)
+		allowed = applyToolList(allowed, d)
 	}
 	if a.ToolsSet {
 		active = applyToolList(active, a.Tools)
+		allowed = applyToolList(allowed, a.Tools)
 	}
 	if a.NoTools || a.NoBuiltinTools {
-		active = []string{}
+		active, allowed = []string{}, []string{}
 	}
 	for _, x := range a.ExcludeTools {
 		active = remove(active, x)
+		allowed = remove(allowed, x)
 	}
 	for _, n := range active {
 		if !known[n] {
@@ -273,6 +291,7 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		}
 	}
 	env.active = active
+	env.allowed = allowed
 	return env, nil
 }
 
@@ -337,7 +356,10 @@ func providerNames(r *models.Registry) []string {
 // openStore opens or creates the session store the flags ask for.
 func (env *environment) openStore() (*session.Session, error) {
 	a := env.args
-	dir := env.sessionDir()
+	dir, err := env.sessionDir()
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case a.NoSession:
 		return session.New(session.Options{Cwd: env.cwd, InMemory: true, ID: a.SessionID})
@@ -362,32 +384,48 @@ func (env *environment) openStore() (*session.Session, error) {
 }
 
 // sessionDir is the folder of the launch directory's sessions.
-func (env *environment) sessionDir() string {
-	if d := env.customSessionDir(); d != "" {
-		return d
+func (env *environment) sessionDir() (string, error) {
+	d, err := env.customSessionDir()
+	if d != "" || err != nil {
+		return d, err
 	}
-	return session.DirFor(env.agentDir, env.cwd)
+	return session.DirFor(env.agentDir, env.cwd), nil
 }
 
 // customSessionDir is the session folder configured for every project
 // (--session-dir, PISCES_CODING_AGENT_SESSION_DIR, settings sessionDir), or
 // "" when each project's sessions live in their own folder under
-// <agentDir>/sessions.
-func (env *environment) customSessionDir() string {
+// <agentDir>/sessions. A leading ~ needs the home directory.
+func (env *environment) customSessionDir() (string, error) {
 	if env.args.SessionDir != "" {
-		d, _ := filepath.Abs(expandHome(env.args.SessionDir))
-		return d
+		d, err := expandHome(env.args.SessionDir)
+		if err != nil {
+			return "", fmt.Errorf("--session-dir: %v", err)
+		}
+		return filepath.Abs(d)
 	}
 	if d := os.Getenv("PISCES_CODING_AGENT_SESSION_DIR"); d != "" {
-		return expandHome(d)
+		d, err := expandHome(d)
+		if err != nil {
+			return "", fmt.Errorf("PISCES_CODING_AGENT_SESSION_DIR: %v", err)
+		}
+		return d, nil
 	}
 	if d := env.settings.SessionDir(); d != "" {
-		return expandHome(d)
+		d, err := expandHome(d)
+		if err != nil {
+			return "", fmt.Errorf("settings sessionDir: %v", err)
+		}
+		return d, nil
 	}
-	return ""
+	return "", nil
 }
 
 func (env *environment) newCore() (*core.Session, error) {
+	sessDir, err := env.customSessionDir()
+	if err != nil {
+		return nil, err
+	}
 	store, err := env.openStore()
 	if err != nil {
 		return nil, err
@@ -399,7 +437,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		Settings:           env.settings,
 		Models:             env.registry,
 		Store:              store,
-		SessionDir:         env.customSessionDir(),
+		SessionDir:         sessDir,
 		InMemory:           env.args.NoSession,
 		Model:              env.model,
 		ThinkingLevel:      env.thinking,
@@ -407,10 +445,12 @@ func (env *environment) newCore() (*core.Session, error) {
 		Tools:              env.tools,
 		ToolsFor:           env.toolsFor,
 		ActiveTools:        env.active,
+		AllowedTools:       env.allowed,
 		SystemPrompt:       env.args.SystemPrompt,
 		AppendSystemPrompt: env.args.AppendSystemPrompt,
 		NoContextFiles:     env.args.NoContextFiles,
 		Trusted:            env.trusted,
+		Trust:              env.trust,
 		Extensions:         env.extensions,
 		APIKey:             env.args.APIKey,
 		LegacyWire:         env.args.RPCCompat == "legacy",
@@ -478,27 +518,51 @@ func toolNames(ts []tools.Tool) []string {
 	return out
 }
 
-// decideTrust applies pi 1.5's project trust rules: project-local resources
-// load only for a trusted project; --approve/--no-approve decide for this
-// run; otherwise a remembered answer; otherwise an RPC client is asked once
-// connected (other modes do without them and say so).
+// decideTrust decides whether the project's own resources load
+// (resources.TrustDecider: --approve/--no-approve, no project resources,
+// a remembered answer). Otherwise someone is asked: in rpc mode the client,
+// once connected (the RPC surface installs its dialog on the session); in
+// text and json modes the person at the terminal, when stdin is one. Where
+// nobody can answer, the project is not trusted and stderr says so.
 func (env *environment) decideTrust() {
-	if !resources.HasProjectResources(env.cwd) {
-		return
-	}
-	if a := env.args.Approve; a != nil {
-		env.trusted = *a
-		return
-	}
-	if e, ok := resources.NewTrustStore(env.agentDir).Get(env.cwd); ok {
-		env.trusted = e.Trusted
+	env.trust = resources.NewTrustDecider(env.agentDir, env.args.Approve, env.cwd)
+	if d, ok := env.trust.Known(env.cwd); ok {
+		env.trusted = d.Trusted
 		return
 	}
 	if env.args.Mode == "rpc" {
-		env.askTrust = true
 		return
 	}
+	if env.stdio.StdinIsTTY && env.stdio.Stdin != nil && !env.args.ListModels {
+		d, err := env.trust.Decide(context.Background(), env.cwd, terminalTrustAsk(env.stdio.Stdin, env.stdio.Stderr))
+		if err != nil {
+			fmt.Fprintf(env.stdio.Stderr, "pisces: cannot remember the trust decision: %v\n", err)
+		}
+		env.trusted = d.Trusted
+		if d.Source == resources.TrustFromAnswer {
+			return
+		}
+	}
 	fmt.Fprintf(env.stdio.Stderr, "pisces: %s has project resources (.pisces/); they are not loaded until the project is trusted (--approve)\n", env.cwd)
+}
+
+// terminalTrustAsk asks the trust question on the terminal: y or yes
+// trusts, n or no refuses (both remembered); anything else, or the end of
+// input, is no answer (refused for this run only).
+func terminalTrustAsk(in io.Reader, out io.Writer) resources.TrustAsk {
+	return func(_ context.Context, project string) (bool, bool) {
+		title, message := resources.TrustQuestion(project)
+		fmt.Fprintf(out, "%s\n%s\nTrust it? [y/n] ", title, message)
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true, true
+		case "n", "no":
+			return false, true
+		}
+		fmt.Fprintln(out)
+		return false, false
+	}
 }
 
 // loadExtensions starts the extensions of the agent dir, the (trusted)

@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"time"
-
-	"github.com/pisces-agent/pisces/internal/resources"
 
 	"github.com/pisces-agent/pisces/internal/core"
 	rpcmode "github.com/pisces-agent/pisces/internal/transport/rpc"
@@ -32,9 +28,6 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 		OnReady: func(srv *rpcmode.Server) {
 			if env.extensions != nil {
 				env.extensions.SetUI(srv.UI())
-			}
-			if env.askTrust {
-				askTrust(srv, sess, env)
 			}
 		},
 	})
@@ -79,25 +72,3 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 	}
 	return 0
 }
-
-// trustTimeout is how long the client has to answer the trust question
-// (many clients never answer UI requests: silence counts as refusal).
-const trustTimeout = 30 * time.Second
-
-// askTrust asks the RPC client whether to trust the project; a real answer
-// is remembered, a timeout is not.
-func askTrust(srv *rpcmode.Server, sess *core.Session, env *environment) {
-	title, message := resources.TrustQuestion(env.cwd)
-	r := srv.UI().Dialog(context.Background(), "confirm", map[string]any{"title": title, "message": message}, trustTimeout)
-	if r.Confirmed == nil || r.Cancelled {
-		return
-	}
-	if err := resources.NewTrustStore(env.agentDir).Set(env.cwd, *r.Confirmed); err != nil {
-		fmt.Fprintf(stdio(env).Stderr, "pisces: cannot remember the trust decision: %v\n", err)
-	}
-	if *r.Confirmed {
-		sess.SetTrusted(true)
-	}
-}
-
-func stdio(env *environment) IO { return env.stdio }

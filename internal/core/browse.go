@@ -1,13 +1,17 @@
 package core
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/export"
+	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/session"
 )
 
@@ -125,15 +129,29 @@ func (s *Session) DeleteSession(path string) (string, error) {
 	if err := os.MkdirAll(trash, 0o755); err != nil {
 		return "", err
 	}
-	dst := filepath.Join(trash, filepath.Base(path))
-	if _, err := os.Stat(dst); err == nil {
-		dst = filepath.Join(trash, time.Now().UTC().Format("20060102T150405.000000")+"_"+filepath.Base(path))
+	// Nothing already in the trash is replaced (a file, or a link planted
+	// under the same name): the next free name is taken.
+	base := filepath.Base(path)
+	stamp := time.Now().UTC().Format("20060102T150405.000000")
+	for i := 0; ; i++ {
+		var dst string
+		switch i {
+		case 0:
+			dst = filepath.Join(trash, base)
+		case 1:
+			dst = filepath.Join(trash, stamp+"_"+base)
+		default:
+			dst = filepath.Join(trash, fmt.Sprintf("%s-%d_%s", stamp, i, base))
+		}
+		err := fsx.MoveNoReplace(path, dst)
+		if err == nil {
+			session.ClearListCache()
+			return dst, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 100 {
+			return "", err
+		}
 	}
-	if err := os.Rename(path, dst); err != nil {
-		return "", err
-	}
-	session.ClearListCache()
-	return dst, nil
 }
 
 // ExportHTML writes the current branch as one self-contained HTML file and
@@ -151,25 +169,17 @@ func (s *Session) ExportHTML(outputPath string) (string, error) {
 	return ExportFile(st, outputPath)
 }
 
-// ExportFile writes a session's current branch to path as HTML.
+// ExportFile writes a session's current branch to path as HTML, replacing
+// the file atomically (fsx.Write: a fresh temporary file, never a fixed
+// name that a planted symbolic link could redirect).
 func ExportFile(st *session.Session, path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
-	tmp := abs + ".tmp"
-	f, err := os.Create(tmp)
+	err = fsx.Write(abs, 0o644, func(w io.Writer) error { return export.HTML(st, w, export.Options{}) })
 	if err != nil {
 		return "", err
 	}
-	if err := export.HTML(st, f, export.Options{}); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return abs, os.Rename(tmp, abs)
+	return abs, nil
 }

@@ -77,12 +77,23 @@ type Options struct {
 	// session of another project is opened); nil keeps Tools.
 	ToolsFor    func(cwd string) []tools.Tool
 	ActiveTools []string // names of the active ones (nil = DefaultActiveTools())
+	// AllowedTools is the session's tool policy: the names --tools,
+	// --no-tools, --exclude-tools and the settings' defaultTools allow (nil:
+	// no limit). A subagent gets a tool only when the policy allows it or
+	// the session has it active, whatever its agent definition declares.
+	AllowedTools []string
 
 	SystemPrompt       string   // --system-prompt
 	AppendSystemPrompt []string // --append-system-prompt
 	NoContextFiles     bool
-	// Trusted loads project-local resources (.pisces/prompts, skills, rules).
+	// Trusted is the trust decision for Cwd: it loads the project's own
+	// resources (.pisces/ settings, prompts, skills, rules, agents,
+	// SYSTEM.md, APPEND_SYSTEM.md).
 	Trusted bool
+	// Trust decides for the directories the session moves to later (a
+	// session of another project is opened); nil: a decider of AgentDir
+	// without flags (remembered answers; a question needs SetTrustAsk).
+	Trust *resources.TrustDecider
 	// Extensions are the loaded extensions (nil: none).
 	Extensions *extensions.Host
 	APIKey     string // --api-key override for the current provider
@@ -106,6 +117,7 @@ type Session struct {
 	mu             sync.Mutex
 	cwd            string
 	trusted        bool
+	trustAsk       resources.TrustAsk
 	resources      *resources.Set
 	taskTool       *task.Tool
 	hostTools      []tools.Tool
@@ -166,6 +178,9 @@ func New(opts Options) (*Session, error) {
 			return nil, err
 		}
 		opts.Settings = st
+	}
+	if opts.Trust == nil {
+		opts.Trust = resources.NewTrustDecider(opts.AgentDir, nil, "")
 	}
 	active := opts.ActiveTools
 	if active == nil {
@@ -359,6 +374,7 @@ func (s *Session) systemPrompt(active []tools.Tool) (string, []prompt.Section) {
 	return prompt.Build(prompt.Options{
 		Cwd:            cwd,
 		AgentDir:       s.opts.AgentDir,
+		ProjectTrusted: s.Trusted(),
 		Tools:          infos,
 		CustomPrompt:   s.opts.SystemPrompt,
 		AppendPrompt:   s.opts.AppendSystemPrompt,

@@ -73,25 +73,6 @@ func (s *Session) Commands() []resources.CommandInfo {
 	return append(s.extensionCommands(), s.resourceSet().Commands()...)
 }
 
-// Trusted reports whether project-local resources are loaded.
-func (s *Session) Trusted() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.trusted
-}
-
-// SetTrusted records the project trust decision and reloads resources when
-// it changed.
-func (s *Session) SetTrusted(trusted bool) {
-	s.mu.Lock()
-	changed := s.trusted != trusted
-	s.trusted = trusted
-	s.mu.Unlock()
-	if changed {
-		s.ReloadResources()
-	}
-}
-
 // projectSettingsDir is the directory whose .pisces/settings.json applies
 // ("" when the project is not trusted).
 func (s *Session) projectSettingsDir() string {

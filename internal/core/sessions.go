@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/pisces-agent/pisces/internal/ai"
-	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -86,10 +86,36 @@ var ErrCancelled = errors.New("cancelled by an extension")
 
 // NewSession aborts any run and starts a new session.
 func (s *Session) NewSession(parentSession string) error {
+	return s.NewSessionIn("", parentSession)
+}
+
+// NewSessionIn aborts any run and starts a new session in the directory
+// cwd ("" keeps the current one; otherwise an existing directory, made
+// absolute). A new directory brings its own tools, context files and trust
+// decision (a project nothing has decided yet is not trusted until
+// ResolveTrust asks).
+func (s *Session) NewSessionIn(cwd, parentSession string) error {
+	if cwd != "" {
+		abs, err := filepath.Abs(cwd)
+		if err != nil {
+			return fmt.Errorf("Invalid working directory %q: %v", cwd, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return fmt.Errorf("Working directory does not exist or is not a directory: %s", abs)
+		}
+		cwd = abs
+	}
 	if !s.sessionBefore("switch", map[string]any{"reason": "new", "parentSession": parentSession}) {
 		return ErrCancelled
 	}
 	s.Abort()
+	moved := false
+	if cwd != "" {
+		moved = s.moveTo(cwd)
+	}
+	if moved {
+		s.reloadProject()
+	}
 	st, err := session.New(session.Options{Dir: s.sessionDir(), Cwd: s.Cwd(), InMemory: s.opts.InMemory, ParentSession: parentSession})
 	if err != nil {
 		return err
@@ -107,7 +133,10 @@ func (s *Session) NewSession(parentSession string) error {
 }
 
 // SwitchSession aborts any run and opens another session file, restoring
-// its model (when available) and thinking level.
+// its model (when available) and thinking level. A session of another
+// directory moves the session there, with that directory's trust decision
+// (a project nothing has decided yet is not trusted until ResolveTrust
+// asks).
 func (s *Session) SwitchSession(path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("Session file not found: %s", path)
@@ -129,7 +158,7 @@ func (s *Session) SwitchSession(path string) error {
 			return fmt.Errorf("Stored session working directory does not exist: %s\nSession file: %s\nCurrent working directory: %s", cwd, path, s.Cwd())
 		}
 		if s.moveTo(cwd) {
-			s.loadResources()
+			s.reloadProject()
 		}
 	}
 	count := s.restoreFrom(st)
@@ -137,9 +166,11 @@ func (s *Session) SwitchSession(path string) error {
 	return nil
 }
 
-// moveTo makes cwd the session's project: tools, bash, context files and
-// per-project listings follow (a session of another project was opened).
+// moveTo makes cwd the session's project: tools, bash, context files,
+// per-project listings and the trust decision follow (a session of another
+// project was opened). A project nothing has decided yet is not trusted.
 func (s *Session) moveTo(cwd string) bool {
+	d, _ := s.opts.Trust.Known(cwd)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cwd == s.cwd {
@@ -149,12 +180,18 @@ func (s *Session) moveTo(cwd string) bool {
 	if s.opts.ToolsFor != nil {
 		s.tools = s.withTaskTools(s.opts.ToolsFor(cwd))
 	}
-	// Trust is per project: the other project's stored decision applies.
-	s.trusted = false
-	if e, ok := resources.NewTrustStore(s.opts.AgentDir).Get(cwd); ok {
-		s.trusted = e.Trusted
-	}
+	s.trusted = d.Trusted
 	return true
+}
+
+// reloadProject reads the project settings and resources of the current
+// directory again, as its trust decision allows (no event: the caller
+// announces the change).
+func (s *Session) reloadProject() {
+	if err := s.opts.Settings.SetProject(s.projectSettingsDir()); err != nil {
+		s.logf("%v", err)
+	}
+	s.loadResources()
 }
 
 // restoreFrom takes the model and thinking level recorded on the session's

@@ -31,6 +31,7 @@ func (s *Session) setupTask() {
 		Spawner:       s,
 		Emit:          s.emit,
 		Cwd:           s.cwd,
+		Project:       func() (string, bool) { return s.Cwd(), s.Trusted() },
 		AgentDir:      s.opts.AgentDir,
 		Settings:      ts,
 		ArtifactsDir:  strings.TrimSuffix(s.store.File(), ".jsonl"),
@@ -79,6 +80,25 @@ func (s *Session) SubagentStats() task.SubagentStats {
 // Todos returns the todo list (set_todos, get_state's todoPhases).
 func (s *Session) Todos() *task.TodoList { return s.todos }
 
+// allowedTools is what a subagent may get: the session's tool policy
+// (Options.AllowedTools) and the tools active in the session now (the
+// client or an extension may have activated more since); nil: no limit.
+func (s *Session) allowedTools() map[string]bool {
+	if s.opts.AllowedTools == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, n := range s.opts.AllowedTools {
+		out[n] = true
+	}
+	s.mu.Lock()
+	for _, n := range s.active {
+		out[n] = true
+	}
+	s.mu.Unlock()
+	return out
+}
+
 // budgetError refuses prompts once the session budget is exceeded.
 func (s *Session) budgetError() error {
 	s.mu.Lock()
@@ -110,13 +130,31 @@ func (s *Session) RunSubagent(ctx context.Context, spec task.SubagentSpec) task.
 	if names == nil {
 		names = tools.DefaultActive
 	}
+	allowed := s.allowedTools()
 	var ts []tools.Tool
-	var active []string
+	var active, withheld []string
 	for _, t := range all {
-		if slices.Contains(names, t.Name()) {
-			ts = append(ts, t)
-			active = append(active, t.Name())
+		if !slices.Contains(names, t.Name()) {
+			continue
 		}
+		if allowed != nil && !allowed[t.Name()] {
+			withheld = append(withheld, t.Name())
+			continue
+		}
+		ts = append(ts, t)
+		active = append(active, t.Name())
+	}
+	nested := slices.Contains(names, task.Name)
+	if nested && allowed != nil && !allowed[task.Name] {
+		nested = false
+		withheld = append(withheld, task.Name)
+	}
+	if len(withheld) > 0 {
+		s.logf("agent %s: %s not allowed in this session; the subagent runs without", spec.Agent.Name, strings.Join(withheld, ", "))
+	}
+	policy := append([]string(nil), active...)
+	if nested {
+		policy = append(policy, task.Name)
 	}
 	ts = append(ts, submit)
 	active = append(active, submit.Name())
@@ -129,14 +167,14 @@ func (s *Session) RunSubagent(ctx context.Context, spec task.SubagentSpec) task.
 		Store: store, InMemory: true, Model: model, ThinkingLevel: s.ThinkingLevel(),
 		Tools: ts, ActiveTools: active, SystemPrompt: spec.Agent.Prompt,
 		NoContextFiles: s.opts.NoContextFiles, APIKey: s.opts.APIKey, Log: s.log, Trusted: s.Trusted(),
-		isSubagent: true, taskIDPrefix: spec.ID + ".",
+		AllowedTools: policy, isSubagent: true, taskIDPrefix: spec.ID + ".",
 	})
 	if err != nil {
 		return task.SubagentOutcome{Error: err.Error(), ExitCode: 1}
 	}
 	defer child.Close()
-	if slices.Contains(names, "task") && child.taskTool != nil {
-		child.SetActiveTools(append(active, "task"))
+	if nested && child.taskTool != nil {
+		child.SetActiveTools(append(active, task.Name))
 	}
 	var ctl *task.Controller
 	if spec.Budget != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/tools"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -173,7 +174,11 @@ func discover(opts Options) ([]string, []error) {
 		scan(filepath.Join(opts.Cwd, ".pisces", "extensions"), false)
 	}
 	for _, p := range opts.Paths {
-		p = expandPath(p, opts.Cwd)
+		p, err := expandPath(p, opts.Cwd)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("extension %w", err))
+			continue
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("extension %s: %w", p, err))
@@ -218,16 +223,18 @@ func entryPoint(p string) (string, bool) {
 
 func isExecutable(fi os.FileInfo) bool { return fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 }
 
-func expandPath(p, cwd string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = filepath.Join(home, p[1:])
-		}
+// expandPath resolves an explicit extension path: a leading ~/ is the home
+// directory (an error without one: the path is not tried relative to cwd),
+// other relative paths resolve against cwd.
+func expandPath(p, cwd string) (string, error) {
+	p, err := fsx.ExpandHome(p)
+	if err != nil {
+		return "", err
 	}
 	if !filepath.IsAbs(p) && cwd != "" {
 		p = filepath.Join(cwd, p)
 	}
-	return filepath.Clean(p)
+	return filepath.Clean(p), nil
 }
 
 // SetUI sets the client side of the extension UI (for a transport created

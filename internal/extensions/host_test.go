@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/tools"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -807,5 +809,24 @@ func TestBuiltinSetupError(t *testing.T) {
 	}
 	if len(h.Paths()) != 0 {
 		t.Error(h.Paths())
+	}
+}
+
+// A ~/ path needs the home directory; without one it is reported, never
+// tried relative to the working directory (which may be a repository).
+func TestHomePathWithoutHome(t *testing.T) {
+	cwd := t.TempDir()
+	ext := filepath.Join(cwd, "~", "ext")
+	if err := os.MkdirAll(filepath.Dir(ext), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ext, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer fsx.OverrideAccountHome(func() (string, error) { return "", errors.New("unknown user") })()
+	t.Setenv("HOME", "")
+	paths, errs := discover(Options{Cwd: cwd, Paths: []string{"~/ext"}})
+	if len(paths) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), `extension cannot expand "~/ext": cannot find your home directory`) {
+		t.Fatalf("paths %v, errors %v", paths, errs)
 	}
 }

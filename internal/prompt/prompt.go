@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // Section names, in the order they appear.
@@ -25,7 +27,8 @@ const (
 	SectionCwd      = "cwd"
 )
 
-// File names read from <cwd>/.pisces/ first, else from the agent dir.
+// File names read from <cwd>/.pisces/ first (only when the project is
+// trusted: Options.ProjectTrusted), else from the agent dir.
 const (
 	SystemFileName       = "SYSTEM.md"        // replaces the base text
 	AppendSystemFileName = "APPEND_SYSTEM.md" // appended to the rules
@@ -50,6 +53,12 @@ type Options struct {
 	Cwd      string
 	AgentDir string
 	Tools    []ToolInfo // the active tools, in the order to list them
+
+	// ProjectTrusted lets <Cwd>/.pisces/SYSTEM.md and APPEND_SYSTEM.md
+	// apply; without it only the agent dir's are read (a repository does not
+	// write the system prompt of an agent that has not been told to trust
+	// it). Context files are read either way.
+	ProjectTrusted bool
 
 	// CustomPrompt (--system-prompt) replaces the base text, SYSTEM.md
 	// included. It may be text or the path of a file whose contents are used.
@@ -101,7 +110,7 @@ func Build(opts Options) (string, []Section) {
 	custom := ""
 	if opts.CustomPrompt != "" {
 		custom = resolveInput(opts.CustomPrompt, cwd)
-	} else if text, ok := findPromptFile(SystemFileName, cwd, opts.AgentDir); ok {
+	} else if text, ok := findPromptFile(SystemFileName, cwd, opts.AgentDir, opts.ProjectTrusted); ok {
 		custom = text
 	}
 
@@ -113,7 +122,7 @@ func Build(opts Options) (string, []Section) {
 		add(SectionTools, toolList(opts.Tools))
 		rules = append(rules, guidelines(opts.Tools))
 	}
-	if text, ok := findPromptFile(AppendSystemFileName, cwd, opts.AgentDir); ok {
+	if text, ok := findPromptFile(AppendSystemFileName, cwd, opts.AgentDir, opts.ProjectTrusted); ok {
 		rules = append(rules, text)
 	}
 	for _, a := range opts.AppendPrompt {
@@ -240,10 +249,11 @@ func joinNonEmpty(parts []string) string {
 	return strings.Join(out, "\n\n")
 }
 
-// findPromptFile reads name from <cwd>/.pisces/, else from agentDir.
-func findPromptFile(name, cwd, agentDir string) (string, bool) {
+// findPromptFile reads name from <cwd>/.pisces/ (a trusted project only),
+// else from agentDir.
+func findPromptFile(name, cwd, agentDir string, projectTrusted bool) (string, bool) {
 	var dirs []string
-	if cwd != "" {
+	if cwd != "" && projectTrusted {
 		dirs = append(dirs, filepath.Join(cwd, ProjectDirName))
 	}
 	if agentDir != "" {
@@ -264,11 +274,9 @@ func resolveInput(value, cwd string) string {
 	if strings.ContainsAny(value, "\n\r") || len(value) > 4096 || strings.TrimSpace(value) == "" {
 		return value
 	}
-	path := value
-	if rest, ok := strings.CutPrefix(path, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(home, rest)
-		}
+	path, err := fsx.ExpandHome(value)
+	if err != nil {
+		return value // no home directory: not a file we can find
 	}
 	if !filepath.IsAbs(path) && cwd != "" {
 		path = filepath.Join(cwd, path)

@@ -6,8 +6,7 @@
 // values; it emits no events and touches no session. The core wires it:
 //
 //   - Load (or LoadTemplates / LoadSkills / LoadRules) with Options.Trusted
-//     set from TrustStore.Decide, when HasProjectResources says a decision
-//     is needed at all;
+//     set from a TrustDecider's decision for the directory;
 //   - Set.Expand on prompt text (skill, then template, as pi does);
 //   - Set.Commands for get_commands / reload_resources;
 //   - Skills.PromptSection, Rules.AlwaysApplyText and Rules.PromptSection for
@@ -20,6 +19,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // ProjectDirName is the project-local configuration directory.
@@ -122,37 +123,58 @@ func (s *Set) Commands() []CommandInfo {
 func projectDir(cwd string) string { return filepath.Join(cwd, ProjectDirName) }
 
 // HasProjectResources reports whether cwd has project-local resources that
-// need a trust decision: anything in .pisces/extensions, .pisces/prompts,
-// .pisces/skills or .pisces/rules, a .pisces/settings.json or
-// .pisces/mcp.json, or other tools' rule files (.cursor/rules,
-// .windsurf/rules, .windsurfrules, .clinerules), which also load only when
-// trusted. Without any, no question needs asking.
-func HasProjectResources(cwd string) bool {
+// need a trust decision: anything in its .pisces/ directory (prompts and
+// skills, rules, agent definitions, extensions, settings.json, mcp.json,
+// SYSTEM.md, APPEND_SYSTEM.md: every file Pisces reads there, and whatever
+// else is put there, is behind the same decision), or other tools' rule
+// files (.cursor/rules, .windsurf/rules, .windsurfrules, .clinerules),
+// which also load only when trusted. The agent dir is not a project
+// resource: when Pisces runs in the home directory, ~/.pisces/agent is
+// left out. Context files (AGENTS.md, CLAUDE.md) are no reason: they load
+// in any project, as in pi. Without any, no question needs asking.
+func HasProjectResources(cwd, agentDir string) bool {
 	if cwd == "" {
 		return false
 	}
 	pd := projectDir(cwd)
-	for _, dir := range []string{"extensions", "prompts", "skills", "rules"} {
-		if dirHasEntries(filepath.Join(pd, dir)) {
-			return true
-		}
+	agent := ""
+	if agentDir != "" {
+		agent = ProjectKey(agentDir)
 	}
-	for _, f := range []string{"settings.json", "mcp.json"} {
-		if isFile(filepath.Join(pd, f)) {
-			return true
+	if ProjectKey(pd) != agent {
+		entries, _ := os.ReadDir(pd)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(pd, e.Name())
+			if agent != "" && ProjectKey(p) == agent {
+				continue
+			}
+			if hasVisibleFile(p, 8) {
+				return true
+			}
 		}
 	}
 	return len(foreignRuleSources(cwd)) > 0
 }
 
-// dirHasEntries reports whether dir exists and holds a visible entry.
-func dirHasEntries(dir string) bool {
-	entries, err := os.ReadDir(dir)
+// hasVisibleFile reports whether p is a file, or a directory holding one
+// (depth levels down at most) whose path has no hidden element below p.
+func hasVisibleFile(p string, depth int) bool {
+	fi, err := os.Stat(p)
 	if err != nil {
 		return false
 	}
+	if !fi.IsDir() {
+		return true
+	}
+	if depth == 0 {
+		return true // deeper than any resource layout: count it
+	}
+	entries, _ := os.ReadDir(p)
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
+		if !strings.HasPrefix(e.Name(), ".") && hasVisibleFile(filepath.Join(p, e.Name()), depth-1) {
 			return true
 		}
 	}
@@ -169,20 +191,21 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// absPath makes p absolute against base (and expands a leading "~/").
-func absPath(base, p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
+// absPath makes p absolute against base and expands a leading "~/"; a
+// path that needs the home directory when there is none is an error (it is
+// never read relative to base instead).
+func absPath(base, p string) (string, error) {
+	p, err := fsx.ExpandHome(p)
+	if err != nil {
+		return "", err
 	}
 	if !filepath.IsAbs(p) && base != "" {
 		p = filepath.Join(base, p)
 	}
 	if a, err := filepath.Abs(p); err == nil {
-		return a
+		return a, nil
 	}
-	return filepath.Clean(p)
+	return filepath.Clean(p), nil
 }
 
 // listFiles returns the regular files (following symlinks) directly in dir

@@ -140,7 +140,12 @@ func LoadRules(opts Options) (Rules, []Diagnostic) {
 		files = append(files, ruleFilesIn(filepath.Join(opts.AgentDir, "rules"), ProviderPisces, ScopeUser, ".md", ".mdc")...)
 	}
 	for _, p := range opts.RulePaths {
-		p = absPath(opts.Cwd, p)
+		abs, err := absPath(opts.Cwd, p)
+		if err != nil {
+			missing = append(missing, Diagnostic{p, err.Error()})
+			continue
+		}
+		p = abs
 		switch {
 		case isDir(p):
 			files = append(files, ruleFilesIn(p, ProviderPisces, ScopeTemporary, ".md", ".mdc")...)

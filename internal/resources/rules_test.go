@@ -156,28 +156,6 @@ func TestRulesPromptText(t *testing.T) {
 	}
 }
 
-func TestHasProjectResources(t *testing.T) {
-	dir := t.TempDir()
-	if HasProjectResources(dir) || HasProjectResources("") {
-		t.Fatal("empty project")
-	}
-	writeFiles(t, dir, map[string]string{".pisces/prompts/.keep": ""})
-	if HasProjectResources(dir) {
-		t.Error("hidden files only")
-	}
-	for _, f := range []string{".pisces/settings.json", ".pisces/extensions/gate", ".pisces/skills/x/SKILL.md", ".pisces/rules/r.md", ".pisces/prompts/p.md", ".cursor/rules/a.mdc", ".windsurfrules", ".clinerules"} {
-		d := t.TempDir()
-		writeFiles(t, d, map[string]string{f: "x"})
-		if !HasProjectResources(d) {
-			t.Errorf("%s not detected", f)
-		}
-	}
-	_, cwd := fixture(t)
-	if !HasProjectResources(cwd) {
-		t.Error("fixture project")
-	}
-}
-
 func TestMatchGlob(t *testing.T) {
 	cases := []struct {
 		pattern, path string

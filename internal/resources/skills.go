@@ -72,7 +72,12 @@ func LoadSkills(opts Options) (Skills, []Diagnostic) {
 		scan(filepath.Join(opts.AgentDir, "skills"), ScopeUser)
 	}
 	for _, p := range opts.SkillPaths {
-		p = absPath(opts.Cwd, p)
+		abs, err := absPath(opts.Cwd, p)
+		if err != nil {
+			diags = append(diags, Diagnostic{p, err.Error()})
+			continue
+		}
+		p = abs
 		switch {
 		case isDir(p):
 			scan(p, ScopeTemporary)

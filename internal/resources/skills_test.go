@@ -1,11 +1,14 @@
 package resources
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 func TestLoadSkills(t *testing.T) {
@@ -108,5 +111,26 @@ func TestSkillExpand(t *testing.T) {
 	os.Remove(file)
 	if got, _ := ss.Expand("/skill:pdf"); !strings.Contains(got, "\n\n# PDF\n\nUse tools.\n</skill>") {
 		t.Errorf("removed: %q", got)
+	}
+}
+
+// Without a home directory a ~/ path is a diagnostic, not a path under the
+// working directory.
+func TestHomePathWithoutHome(t *testing.T) {
+	cwd := t.TempDir()
+	writeFiles(t, cwd, map[string]string{"~/skills/planted/SKILL.md": "---\nname: planted\ndescription: x\n---\nbody\n"})
+	defer fsx.OverrideAccountHome(func() (string, error) { return "", errors.New("unknown user") })()
+	t.Setenv("HOME", "")
+	set := Load(Options{Cwd: cwd, SkillPaths: []string{"~/skills"}, PromptPaths: []string{"~/skills"}, RulePaths: []string{"~/skills"}})
+	if set.Skills.Find("planted") != nil {
+		t.Error("skill loaded from <cwd>/~")
+	}
+	if len(set.Diagnostics) != 3 {
+		t.Fatalf("diagnostics %v", set.Diagnostics)
+	}
+	for _, d := range set.Diagnostics {
+		if d.Path != "~/skills" || !strings.Contains(d.Message, "cannot find your home directory") {
+			t.Errorf("diagnostic %v", d)
+		}
 	}
 }

@@ -57,7 +57,12 @@ func LoadTemplates(opts Options) (Templates, []Diagnostic) {
 		}
 	}
 	for _, p := range opts.PromptPaths {
-		p = absPath(opts.Cwd, p)
+		abs, err := absPath(opts.Cwd, p)
+		if err != nil {
+			diags = append(diags, Diagnostic{p, err.Error()})
+			continue
+		}
+		p = abs
 		switch {
 		case isDir(p):
 			for _, f := range listFiles(p, ".md") {

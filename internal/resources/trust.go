@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // TrustFileName is the trust store's file in the agent dir.
@@ -131,26 +134,7 @@ func (s *TrustStore) update(change func(*trustFile)) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".trust-*.json")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return fsx.WriteFile(s.path, append(data, '\n'), 0o600)
 }
 
 // TrustSource says how a trust decision was reached.
@@ -162,69 +146,143 @@ const (
 	TrustFromAnswer  TrustSource = "answer"  // the user answered now; stored
 	TrustNoAnswer    TrustSource = "timeout" // asked, no answer (timeout, cancelled): refused, not stored
 	TrustCannotAsk   TrustSource = "no-ask"  // nobody to ask: refused, not stored
-	TrustNotRequired TrustSource = "none"    // nothing project-local to trust (see DecideFor)
+	TrustNotRequired TrustSource = "none"    // nothing project-local to trust (see HasProjectResources)
 )
 
-// TrustDecision is the outcome of DecideDetailed.
+// TrustDecision is the outcome of a trust decision.
 type TrustDecision struct {
 	Trusted bool
 	Source  TrustSource
 }
 
-// Decide says whether project's local resources may load in this run:
+// TrustAsk asks the person at a surface (an RPC client's confirm dialog, a
+// terminal prompt, a web or editor dialog) whether to trust the project's
+// own resources. answered is false when nobody answered: a timeout, a
+// cancelled dialog, ctx done. A surface where nobody can answer has no
+// TrustAsk (nil).
+type TrustAsk func(ctx context.Context, project string) (answer, answered bool)
+
+// TrustDecider decides, per directory, whether a project's own resources
+// may load in this process. One decider serves every session of a process,
+// whatever directory each is opened in:
 //
-//  1. approveFlag (--approve true, --no-approve false) wins for this run
-//     and is not stored;
-//  2. otherwise a remembered answer;
-//  3. otherwise ask (nil: refuse): a real answer (answered true) is
-//     remembered; no answer — a timeout, a cancelled dialog, a client that
-//     never replies — counts as refusal and is not remembered, so the next
-//     run asks again.
+//  1. a directory without project resources (HasProjectResources) needs no
+//     decision: not trusted, nothing to load (TrustNotRequired) — except
+//     the start directory under --approve;
+//  2. --no-approve refuses every directory for this run; --approve trusts
+//     the directory Pisces was started in, for this run (neither is
+//     stored; other directories are decided as below);
+//  3. otherwise a remembered answer (<agentDir>/trust.json);
+//  4. otherwise the outcome of an earlier question in this process;
+//  5. otherwise the person is asked through the surface's TrustAsk (nil:
+//     refused, TrustCannotAsk, and asked again when a surface that can ask
+//     decides). A real answer is stored; no answer counts as refusal for
+//     the rest of the process and is not stored, so the next run asks
+//     again. Questions about one directory asked at the same time share
+//     one answer.
 //
-// Global resources in the agent dir need no decision. A failure to store
-// the answer does not change it (see DecideDetailed for the error).
-func (s *TrustStore) Decide(project string, approveFlag *bool, ask func() (answer bool, answered bool)) bool {
-	d, _ := s.DecideDetailed(project, approveFlag, ask)
-	return d.Trusted
+// Global resources in the agent dir need no decision. Safe for concurrent
+// use.
+type TrustDecider struct {
+	store    *TrustStore
+	agentDir string
+	flag     *bool
+	start    string // ProjectKey of the start directory (for --approve)
+
+	mu       sync.Mutex
+	outcomes map[string]TrustDecision // answers of this process not in the store
+	pending  map[string]*pendingAsk
 }
 
-// DecideDetailed is Decide, also reporting how the decision was reached
-// and any error storing the answer.
-func (s *TrustStore) DecideDetailed(project string, approveFlag *bool, ask func() (answer bool, answered bool)) (TrustDecision, error) {
-	if approveFlag != nil {
-		return TrustDecision{*approveFlag, TrustFromFlag}, nil
+type pendingAsk struct {
+	done chan struct{}
+	d    TrustDecision
+	err  error
+}
+
+// NewTrustDecider returns the decider of a process whose agent dir is
+// agentDir, started in startDir with the --approve (true) / --no-approve
+// (false) flag, or none (nil).
+func NewTrustDecider(agentDir string, flag *bool, startDir string) *TrustDecider {
+	d := &TrustDecider{
+		store: NewTrustStore(agentDir), agentDir: agentDir, flag: flag,
+		outcomes: map[string]TrustDecision{}, pending: map[string]*pendingAsk{},
 	}
-	if e, ok := s.Get(project); ok {
-		return TrustDecision{e.Trusted, TrustFromStore}, nil
+	if startDir != "" {
+		d.start = ProjectKey(startDir)
+	}
+	return d
+}
+
+// Store is the decider's trust store.
+func (d *TrustDecider) Store() *TrustStore { return d.store }
+
+// Known returns the decision for dir when it can be made without asking
+// (rules 1 to 4); ok is false when the person must be asked.
+func (d *TrustDecider) Known(dir string) (TrustDecision, bool) {
+	key := ProjectKey(dir)
+	if d.flag != nil && (!*d.flag || key == d.start) {
+		return TrustDecision{*d.flag, TrustFromFlag}, true
+	}
+	if !HasProjectResources(dir, d.agentDir) {
+		return TrustDecision{false, TrustNotRequired}, true
+	}
+	if e, ok := d.store.Get(dir); ok {
+		return TrustDecision{e.Trusted, TrustFromStore}, true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if o, ok := d.outcomes[key]; ok {
+		return o, true
+	}
+	return TrustDecision{}, false
+}
+
+// Decide returns the decision for dir, asking through ask when it is not
+// Known. The error reports an answer that could not be stored (the answer
+// still holds for this process).
+func (d *TrustDecider) Decide(ctx context.Context, dir string, ask TrustAsk) (TrustDecision, error) {
+	if dec, ok := d.Known(dir); ok {
+		return dec, nil
 	}
 	if ask == nil {
 		return TrustDecision{false, TrustCannotAsk}, nil
 	}
-	answer, answered := ask()
-	if !answered {
-		return TrustDecision{false, TrustNoAnswer}, nil
-	}
-	return TrustDecision{answer, TrustFromAnswer}, s.Set(project, answer)
-}
-
-// DecideFor is DecideDetailed preceded by HasProjectResources: a project
-// without project-local resources is not asked about: Source
-// TrustNotRequired and Trusted false (there is nothing to load; a reload
-// that finds new project resources should decide again), unless a flag
-// was given.
-func (s *TrustStore) DecideFor(cwd string, approveFlag *bool, ask func() (bool, bool)) (TrustDecision, error) {
-	if !HasProjectResources(cwd) {
-		if approveFlag != nil {
-			return TrustDecision{*approveFlag, TrustFromFlag}, nil
+	key := ProjectKey(dir)
+	d.mu.Lock()
+	if p, ok := d.pending[key]; ok {
+		d.mu.Unlock()
+		select {
+		case <-p.done:
+			return p.d, p.err
+		case <-ctx.Done():
+			return TrustDecision{false, TrustNoAnswer}, nil
 		}
-		return TrustDecision{false, TrustNotRequired}, nil
 	}
-	return s.DecideDetailed(cwd, approveFlag, ask)
+	p := &pendingAsk{done: make(chan struct{})}
+	d.pending[key] = p
+	d.mu.Unlock()
+
+	answer, answered := ask(ctx, dir)
+	if answered {
+		p.d = TrustDecision{answer, TrustFromAnswer}
+		p.err = d.store.Set(dir, answer)
+	} else {
+		p.d = TrustDecision{false, TrustNoAnswer}
+	}
+	d.mu.Lock()
+	if !answered || p.err != nil {
+		d.outcomes[key] = p.d
+	}
+	delete(d.pending, key)
+	d.mu.Unlock()
+	close(p.done)
+	return p.d, p.err
 }
 
-// TrustQuestion is suggested text for the confirm dialog that asks.
+// TrustQuestion is the text of the question every surface asks.
 func TrustQuestion(project string) (title, message string) {
 	return "Trust this project?",
-		"The project " + project + " has its own Pisces resources (.pisces/ extensions, settings, prompts, skills or rules, or other tools' rule files). " +
+		"The project " + project + " has its own Pisces resources (.pisces/ extensions, settings, prompts, agents, skills or rules, or other tools' rule files). " +
 			"Extensions run code on this machine. Load them only if you trust the project's authors. Your answer is remembered."
 }

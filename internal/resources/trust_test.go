@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,72 +14,144 @@ func boolPtr(b bool) *bool { return &b }
 
 // asker records calls and answers as told.
 type asker struct {
+	mu               sync.Mutex
 	calls            int
+	asked            []string
 	answer, answered bool
 }
 
-func (a *asker) ask() (bool, bool) {
+func (a *asker) ask(_ context.Context, project string) (bool, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.calls++
+	a.asked = append(a.asked, project)
 	return a.answer, a.answered
 }
 
-func TestTrustDecide(t *testing.T) {
-	agentDir := t.TempDir()
-	project := t.TempDir()
-	s := NewTrustStore(agentDir)
+// project returns a directory with a project resource.
+func project(t *testing.T) string {
+	t.Helper()
+	p := t.TempDir()
+	writeFiles(t, p, map[string]string{".pisces/prompts/x.md": "x"})
+	return p
+}
 
-	// The flag wins and is not stored; nobody is asked.
+func TestTrustDecide(t *testing.T) {
+	ctx := context.Background()
+	agentDir := t.TempDir()
+	start := project(t)
+
+	// The flags win and are not stored; nobody is asked.
 	a := &asker{answer: false, answered: true}
-	if !s.Decide(project, boolPtr(true), a.ask) || a.calls != 0 {
-		t.Fatal("--approve")
+	if d, _ := NewTrustDecider(agentDir, boolPtr(true), start).Decide(ctx, start, a.ask); !d.Trusted || d.Source != TrustFromFlag || a.calls != 0 {
+		t.Fatalf("--approve: %+v", d)
 	}
-	if s.Decide(project, boolPtr(false), a.ask) || a.calls != 0 {
-		t.Fatal("--no-approve")
+	if d, _ := NewTrustDecider(agentDir, boolPtr(false), start).Decide(ctx, start, a.ask); d.Trusted || d.Source != TrustFromFlag || a.calls != 0 {
+		t.Fatalf("--no-approve: %+v", d)
 	}
-	if _, ok := s.Get(project); ok {
+	if _, ok := NewTrustStore(agentDir).Get(start); ok {
 		t.Fatal("flag stored")
 	}
 
-	// No answer (timeout): refused, not remembered; the next run asks again.
+	// No answer (timeout): refused, not stored; this process does not ask
+	// again, the next one does.
+	dec := NewTrustDecider(agentDir, nil, start)
 	a = &asker{answered: false, answer: true}
-	d, err := s.DecideDetailed(project, nil, a.ask)
+	d, err := dec.Decide(ctx, start, a.ask)
 	if err != nil || d.Trusted || d.Source != TrustNoAnswer || a.calls != 1 {
 		t.Fatalf("timeout: %+v %v", d, err)
 	}
-	if _, ok := s.Get(project); ok {
+	if d, _ := dec.Decide(ctx, start, a.ask); d.Source != TrustNoAnswer || a.calls != 1 {
+		t.Fatalf("asked again in the same process: %+v", d)
+	}
+	if _, ok := NewTrustStore(agentDir).Get(start); ok {
 		t.Fatal("timeout stored")
 	}
-	// Nobody to ask: refused.
-	if d, _ := s.DecideDetailed(project, nil, nil); d.Trusted || d.Source != TrustCannotAsk {
+	dec = NewTrustDecider(agentDir, nil, start)
+	// Nobody to ask: refused, and a surface that can ask asks later.
+	if d, _ := dec.Decide(ctx, start, nil); d.Trusted || d.Source != TrustCannotAsk {
 		t.Fatalf("nil ask: %+v", d)
 	}
+	if _, ok := dec.Known(start); ok {
+		t.Fatal("no-ask remembered")
+	}
 
-	// A real answer is remembered, also across store instances.
+	// A real answer is stored, and used by other processes.
 	a = &asker{answer: true, answered: true}
-	d, err = s.DecideDetailed(project, nil, a.ask)
+	d, err = dec.Decide(ctx, start, a.ask)
 	if err != nil || !d.Trusted || d.Source != TrustFromAnswer {
 		t.Fatalf("answer: %+v %v", d, err)
 	}
 	a2 := &asker{answer: false, answered: true}
-	d, _ = NewTrustStore(agentDir).DecideDetailed(project, nil, a2.ask)
+	d, _ = NewTrustDecider(agentDir, nil, "").Decide(ctx, start, a2.ask)
 	if !d.Trusted || d.Source != TrustFromStore || a2.calls != 0 {
 		t.Fatalf("stored: %+v, asked %d", d, a2.calls)
 	}
-	// The flag still wins over the stored answer, without changing it.
-	if s.Decide(project, boolPtr(false), nil) {
+	// --no-approve still wins over the stored answer, without changing it.
+	if d, _ := NewTrustDecider(agentDir, boolPtr(false), start).Decide(ctx, start, nil); d.Trusted {
 		t.Fatal("flag over store")
 	}
-	if e, _ := s.Get(project); !e.Trusted {
+	if e, _ := NewTrustStore(agentDir).Get(start); !e.Trusted {
 		t.Fatal("flag changed the store")
 	}
 
 	// A stored refusal is honoured.
-	other := t.TempDir()
-	if s.Decide(other, nil, (&asker{answer: false, answered: true}).ask) {
+	other := project(t)
+	if d, _ := dec.Decide(ctx, other, (&asker{answer: false, answered: true}).ask); d.Trusted {
 		t.Fatal("refusal")
 	}
-	if s.Decide(other, nil, (&asker{answer: true, answered: true}).ask) {
+	if d, _ := dec.Decide(ctx, other, (&asker{answer: true, answered: true}).ask); d.Trusted || d.Source != TrustFromStore {
 		t.Fatal("stored refusal not used")
+	}
+}
+
+// Trust is decided per directory: --approve covers the start directory
+// only, --no-approve every directory.
+func TestTrustPerDirectory(t *testing.T) {
+	ctx := context.Background()
+	agentDir := t.TempDir()
+	start, other := project(t), project(t)
+	a := &asker{answer: false, answered: true}
+	dec := NewTrustDecider(agentDir, boolPtr(true), start)
+	if d, _ := dec.Decide(ctx, start, a.ask); !d.Trusted {
+		t.Fatal("start dir under --approve")
+	}
+	if d, _ := dec.Decide(ctx, other, a.ask); d.Trusted || d.Source != TrustFromAnswer || a.calls != 1 || a.asked[0] != other {
+		t.Fatalf("other dir under --approve: %+v, asked %v", d, a.asked)
+	}
+	dec = NewTrustDecider(t.TempDir(), boolPtr(false), start)
+	if d, _ := dec.Decide(ctx, project(t), a.ask); d.Trusted || d.Source != TrustFromFlag || a.calls != 1 {
+		t.Fatalf("other dir under --no-approve: %+v", d)
+	}
+}
+
+// Questions about one directory asked at the same time share one answer.
+func TestTrustConcurrentQuestions(t *testing.T) {
+	dir := project(t)
+	dec := NewTrustDecider(t.TempDir(), nil, "")
+	release := make(chan struct{})
+	started := make(chan struct{})
+	var calls int
+	ask := func(ctx context.Context, _ string) (bool, bool) {
+		calls++
+		close(started)
+		<-release
+		return true, true
+	}
+	first := make(chan TrustDecision)
+	go func() {
+		d, _ := dec.Decide(context.Background(), dir, ask)
+		first <- d
+	}()
+	<-started
+	second := make(chan TrustDecision)
+	go func() {
+		d, _ := dec.Decide(context.Background(), dir, ask)
+		second <- d
+	}()
+	close(release)
+	if d1, d2 := <-first, <-second; !d1.Trusted || !d2.Trusted || calls != 1 {
+		t.Fatalf("%+v %+v, %d questions", d1, d2, calls)
 	}
 }
 
@@ -188,40 +261,68 @@ func sharedStore(dir string) *TrustStore {
 	return s
 }
 
-func TestDecideFor(t *testing.T) {
-	s := NewTrustStore(t.TempDir())
+func TestHasProjectResources(t *testing.T) {
+	ctx := context.Background()
 	empty := t.TempDir()
 	a := &asker{answer: true, answered: true}
-	d, err := s.DecideFor(empty, nil, a.ask)
-	if err != nil || d.Source != TrustNotRequired || d.Trusted || a.calls != 0 {
+	dec := NewTrustDecider(t.TempDir(), nil, "")
+	if d, err := dec.Decide(ctx, empty, a.ask); err != nil || d.Source != TrustNotRequired || d.Trusted || a.calls != 0 {
 		t.Fatalf("no resources: %+v", d)
 	}
-	if d, _ := s.DecideFor(empty, boolPtr(true), nil); !d.Trusted || d.Source != TrustFromFlag {
-		t.Fatalf("flag: %+v", d)
+	// Every file under .pisces/ is a reason to ask; context files and
+	// hidden files are not.
+	for _, f := range []string{
+		".pisces/extensions/gate.sh", ".pisces/prompts/p.md", ".pisces/skills/s/SKILL.md",
+		".pisces/rules/r.md", ".pisces/agents/explore.md", ".pisces/settings.json",
+		".pisces/mcp.json", ".pisces/SYSTEM.md", ".pisces/APPEND_SYSTEM.md", ".pisces/anything-else",
+		".cursor/rules/r.mdc", ".clinerules",
+	} {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{f: "x"})
+		if !HasProjectResources(dir, "") {
+			t.Errorf("%s is no reason to ask", f)
+		}
 	}
-	proj := t.TempDir()
-	writeFiles(t, proj, map[string]string{".pisces/extensions/gate.sh": "#!/bin/sh\n"})
-	d, _ = s.DecideFor(proj, nil, a.ask)
-	if !d.Trusted || d.Source != TrustFromAnswer || a.calls != 1 {
-		t.Fatalf("with resources: %+v", d)
+	if HasProjectResources("", "") {
+		t.Error("no directory")
 	}
-	if title, msg := TrustQuestion(proj); title == "" || msg == "" {
+	if _, cwd := fixture(t); !HasProjectResources(cwd, "") {
+		t.Error("fixture project")
+	}
+	for _, f := range []string{"AGENTS.md", "CLAUDE.md", ".pisces/.hidden", ".pisces/prompts/.keep"} {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{f: "x"})
+		if HasProjectResources(dir, "") {
+			t.Errorf("%s is a reason to ask", f)
+		}
+	}
+	// The agent dir (~/.pisces/agent when running in the home directory)
+	// is not a project resource.
+	home := t.TempDir()
+	writeFiles(t, home, map[string]string{".pisces/agent/settings.json": "{}", ".pisces/agent/extensions/x": "x"})
+	if HasProjectResources(home, filepath.Join(home, ".pisces", "agent")) {
+		t.Error("the agent dir counted as project resources")
+	}
+	if !HasProjectResources(home, filepath.Join(t.TempDir(), "agent")) {
+		t.Error("a repository's .pisces/agent is no reason to ask")
+	}
+	if title, msg := TrustQuestion(home); title == "" || msg == "" {
 		t.Error("question")
 	}
 }
 
 func TestTrustedLoadEndToEnd(t *testing.T) {
 	agentDir, cwd := fixture(t)
-	s := NewTrustStore(t.TempDir())
-	trusted := s.Decide(cwd, nil, func() (bool, bool) { return false, false }) // a client that never answers
-	set := Load(Options{AgentDir: agentDir, Cwd: cwd, Trusted: trusted})
+	never := func(context.Context, string) (bool, bool) { return false, false } // a client that never answers
+	d, _ := NewTrustDecider(t.TempDir(), nil, "").Decide(context.Background(), cwd, never)
+	set := Load(Options{AgentDir: agentDir, Cwd: cwd, Trusted: d.Trusted})
 	for _, c := range set.Commands() {
 		if c.SourceInfo.Scope == ScopeProject {
 			t.Errorf("project command loaded without trust: %s", c.Name)
 		}
 	}
-	trusted = s.Decide(cwd, boolPtr(true), nil)
-	set = Load(Options{AgentDir: agentDir, Cwd: cwd, Trusted: trusted})
+	d, _ = NewTrustDecider(t.TempDir(), boolPtr(true), cwd).Decide(context.Background(), cwd, nil)
+	set = Load(Options{AgentDir: agentDir, Cwd: cwd, Trusted: d.Trusted})
 	if set.Skills.Find("deploy") == nil {
 		t.Error("project skill missing when trusted")
 	}

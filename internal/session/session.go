@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
@@ -1014,32 +1015,10 @@ func (s *Session) rewriteLocked() error {
 		s.f.Close()
 		s.f = nil
 	}
-	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".tmp-*")
-	if err != nil {
+	// fsx.WriteFile: a fresh temporary file, synced, renamed; a session
+	// file that is a symbolic link has its target replaced.
+	if err := fsx.WriteFile(s.path, s.bytesLocked(), 0o644); err != nil {
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(s.bytesLocked()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(s.path); err == nil {
-		_ = os.Chmod(tmp.Name(), fi.Mode().Perm())
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	s.needNL = false
 	s.onDisk = true

@@ -593,3 +593,22 @@ func TestFastDecodeMatches(t *testing.T) {
 		t.Errorf("only %d messages checked", n)
 	}
 }
+
+// A migration rewrites a session file that is a symbolic link through the
+// link: its target gets the new content and the link stays.
+func TestMigrateThroughLink(t *testing.T) {
+	target := copyFixture(t, "v2.jsonl")
+	link := filepath.Join(t.TempDir(), "linked.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, rep := mustOpen(t, link); !rep.Migrated {
+		t.Fatal("not migrated")
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("link replaced: %v", err)
+	}
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), `"version":3`) {
+		t.Fatalf("target not migrated: %.80s", b)
+	}
+}

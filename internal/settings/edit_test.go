@@ -355,3 +355,35 @@ func TestSetLeavesUnparseableFileAlone(t *testing.T) {
 		t.Errorf("file changed to %q", data)
 	}
 }
+
+// A settings file that is a symbolic link (into a dotfiles repository, say)
+// is edited through the link: the target changes and the link stays.
+func TestSetThroughLink(t *testing.T) {
+	dots := t.TempDir()
+	target := filepath.Join(dots, "settings.json")
+	if err := os.WriteFile(target, []byte("{\n  // mine\n  \"steeringMode\": \"all\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agentDir := t.TempDir()
+	link := filepath.Join(agentDir, FileName)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(agentDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(Global, "steeringMode", "one-at-a-time"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("link replaced by a file: %v", err)
+	}
+	b, _ := os.ReadFile(target)
+	if string(b) != "{\n  // mine\n  \"steeringMode\": \"one-at-a-time\"\n}\n" {
+		t.Fatalf("target %q", b)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+}

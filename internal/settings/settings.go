@@ -37,6 +37,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // Scope selects which settings file Set writes.
@@ -270,8 +272,9 @@ func lookup(m map[string]any, path string) (any, bool) {
 }
 
 // Set stores value at a dotted path in the file of scope and writes that
-// file atomically (a temporary file in the same directory, then a rename,
-// permissions kept), creating the directory if needed. The file is read
+// file atomically (a fresh temporary file beside it, then a rename,
+// permissions kept; a file that is a symbolic link has its target replaced
+// and stays a link), creating the directory if needed. The file is read
 // again first, so keys written by someone else meanwhile are kept; if it
 // cannot be parsed, Set fails and leaves it alone. A nil value removes the
 // key. The value must be encodable as JSON; it is written as json.Marshal
@@ -382,42 +385,15 @@ func encodeFile(v map[string]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writeAtomic replaces the file at path with data: a temporary file in the
-// same directory, then a rename; the permissions of an existing file are kept.
+// writeAtomic replaces the settings file at path with data (fsx.WriteFile:
+// a settings file that is a symbolic link, into a dotfiles repository say,
+// has its target replaced and stays a link; the permissions of an existing
+// file are kept).
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("settings: %w", err)
 	}
-	perm := fs.FileMode(defaultSettingsFilePermissions)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("settings: %w", err)
-	}
-	tmpName := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmpName)
-		return fmt.Errorf("settings: write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmpName)
-		return fmt.Errorf("settings: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		os.Remove(tmpName)
+	if err := fsx.WriteFile(path, data, defaultSettingsFilePermissions); err != nil {
 		return fmt.Errorf("settings: write %s: %w", path, err)
 	}
 	return nil

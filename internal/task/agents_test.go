@@ -95,9 +95,21 @@ func TestDiscoverAgentsPrecedence(t *testing.T) {
 	if a := byName["mine"]; a.Source != SourceProject || a.Description != "project mine" || a.Path != filepath.Join(cwd, ".pisces", "agents", "mine.md") {
 		t.Errorf("mine: %+v", a)
 	}
-	// The tool's description lists them, and the tool finds project agents.
-	tool := New(Options{ArtifactsDir: t.TempDir(), AgentDir: agentDir, Cwd: cwd, Settings: DefaultSettings()})
+	// The tool's description lists them, and the tool finds project agents
+	// in a trusted project only.
+	trusted := false
+	tool := New(Options{ArtifactsDir: t.TempDir(), AgentDir: agentDir, Settings: DefaultSettings(),
+		Project: func() (string, bool) { return cwd, trusted }})
+	if d := tool.Description(); !strings.Contains(d, "- mine: mine\n") || !strings.Contains(d, "- reviewer: ") {
+		t.Errorf("untrusted description:\n%s", d)
+	}
+	trusted = true
 	if d := tool.Description(); !strings.Contains(d, "- mine: project mine") || !strings.Contains(d, "- reviewer: ") {
-		t.Errorf("description:\n%s", d)
+		t.Errorf("trusted description:\n%s", d)
+	}
+	// Without Project, Cwd is untrusted.
+	tool = New(Options{ArtifactsDir: t.TempDir(), AgentDir: agentDir, Cwd: cwd, Settings: DefaultSettings()})
+	if d := tool.Description(); strings.Contains(d, "project mine") {
+		t.Errorf("Cwd only:\n%s", d)
 	}
 }

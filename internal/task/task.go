@@ -112,11 +112,17 @@ type Options struct {
 	Spawner Spawner
 	// Emit receives subagent_* events and task-scope budget events. Calls
 	// are serialised. Nil drops them.
-	Emit     func(rpc.Event)
-	Cwd      string // the parent's working directory
+	Emit func(rpc.Event)
+	Cwd  string // the parent's working directory (when Project is nil)
+	// Project, when set, gives the parent's current working directory and
+	// whether that project is trusted; it is asked at each call, so a
+	// session that moves to another directory is followed. Without it Cwd
+	// is used, untrusted.
+	Project  func() (cwd string, trusted bool)
 	AgentDir string // for <agentDir>/agents/
-	// Agents, when set, replaces discovery (DiscoverAgents(AgentDir, Cwd)
-	// at each call).
+	// Agents, when set, replaces discovery (DiscoverAgents of AgentDir and,
+	// for a trusted project only, the project's .pisces/agents/, at each
+	// call).
 	Agents   func() []AgentDef
 	Settings Settings
 	// ArtifactsDir holds long outputs, patches and verification logs (the
@@ -236,8 +242,26 @@ func (t *Tool) agents() []AgentDef {
 	if t.opts.Agents != nil {
 		return t.opts.Agents()
 	}
-	agents, _ := DiscoverAgents(t.opts.AgentDir, t.opts.Cwd)
+	cwd, trusted := t.project()
+	if !trusted {
+		cwd = "" // an untrusted project's agent definitions are not read
+	}
+	agents, _ := DiscoverAgents(t.opts.AgentDir, cwd)
 	return agents
+}
+
+// project is the parent's working directory and whether it is trusted.
+func (t *Tool) project() (string, bool) {
+	if t.opts.Project != nil {
+		return t.opts.Project()
+	}
+	return t.opts.Cwd, false
+}
+
+// cwd is the parent's working directory.
+func (t *Tool) cwd() string {
+	cwd, _ := t.project()
+	return cwd
 }
 
 func (t *Tool) emit(ev rpc.Event) {
@@ -366,7 +390,7 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 	}
 	b := &batch{t: t, call: call, params: p, agent: agent, plan: plan}
 	if p.Isolated {
-		cwd := t.opts.Cwd
+		cwd := t.cwd()
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
@@ -395,7 +419,7 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 		t.next++
 		b.specs[i] = SubagentSpec{ID: id, TaskID: ts.ID, Index: i, Description: ts.Description, Agent: agent,
 			Assignment: buildAssignment(p.Context, ts.Assignment, p.Schema), Schema: p.Schema,
-			Cwd: t.opts.Cwd, Isolated: p.Isolated, Budget: budget, ParentToolCallID: call.ID}
+			Cwd: t.cwd(), Isolated: p.Isolated, Budget: budget, ParentToolCallID: call.ID}
 		b.items[i] = ItemResult{Index: i, ID: id, TaskID: ts.ID, Agent: agent.Name, AgentSource: agent.Source,
 			Description: ts.Description, Isolated: p.Isolated}
 		b.progress[i] = ItemProgress{Index: i, ID: id, Agent: agent.Name, Status: "pending"}
@@ -435,10 +459,11 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 }
 
 func (t *Tool) projectAgentsDir() string {
-	if t.opts.Cwd == "" {
+	cwd := t.cwd()
+	if cwd == "" {
 		return ""
 	}
-	return ProjectAgentsDir(t.opts.Cwd)
+	return ProjectAgentsDir(cwd)
 }
 
 // ParseParams decodes and checks the shape of the arguments.

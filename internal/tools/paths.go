@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pisces-agent/pisces/internal/fsx"
 )
 
 // unicodeSpaces are normalised to ASCII spaces in paths, as models sometimes
@@ -18,8 +20,8 @@ var unicodeSpaces = strings.NewReplacer(
 func expandPath(p string) string {
 	p = strings.TrimPrefix(p, "@")
 	p = unicodeSpaces.Replace(p)
-	if p == "~" || strings.HasPrefix(p, "~/") || (filepath.Separator == '\\' && strings.HasPrefix(p, `~\`)) {
-		if home, err := os.UserHomeDir(); err == nil {
+	if fsx.IsHomeRelative(p) {
+		if home, err := fsx.HomeDir(); err == nil {
 			p = home + p[1:]
 		}
 	}

@@ -5,6 +5,7 @@ package rpcmode
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,11 @@ type Server struct {
 	ui   *uiBridge
 	host *hostBridge
 	wg   sync.WaitGroup
+	// trustCtx bounds the trust questions of this connection (cancelled
+	// when Serve ends: nobody is left to answer); trustWG counts them.
+	trustCtx    context.Context
+	trustCancel context.CancelFunc
+	trustWG     sync.WaitGroup
 	// cancellable counts running compact and navigate_tree commands:
 	// abort answers after them, so a client sees the aborted command's
 	// answer first.
@@ -50,7 +56,20 @@ func New(sess *core.Session, out io.Writer, opts Options) *Server {
 		opts.Stderr = io.Discard
 	}
 	w := newWriter(out, opts.DeltaInterval, opts.Stderr)
-	return &Server{sess: sess, opts: opts, w: w, ui: newUIBridge(w), host: newHostBridge(w)}
+	srv := &Server{sess: sess, opts: opts, w: w, ui: newUIBridge(w), host: newHostBridge(w)}
+	srv.trustCtx, srv.trustCancel = context.WithCancel(context.Background())
+	return srv
+}
+
+// resolveTrust decides trust for the session's current directory in the
+// background, asking the client when nothing has decided it yet.
+func (s *Server) resolveTrust() {
+	dir := s.sess.Cwd()
+	s.trustWG.Add(1)
+	go func() {
+		defer s.trustWG.Done()
+		s.sess.ResolveTrustIn(s.trustCtx, dir)
+	}()
 }
 
 // UI returns the extension UI of this connection (dialogs are answered by
@@ -65,6 +84,10 @@ func (s *Server) UI() extensions.UI { return s.ui }
 func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 	unsub := s.sess.Subscribe(s.onEvent)
 	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
+	// The client is the person who decides project trust: an undecided
+	// project is asked about right after ready (a yes reloads).
+	s.sess.SetTrustAsk(s.AskTrust)
+	s.resolveTrust()
 	if s.opts.OnReady != nil {
 		go s.opts.OnReady(s)
 	}
@@ -98,6 +121,11 @@ loop:
 		}
 	}
 	s.wg.Wait()
+	// Nobody is left to answer a trust question still open (an answer
+	// already read is kept and stored).
+	s.sess.SetTrustAsk(nil)
+	s.trustCancel()
+	s.trustWG.Wait()
 	if eof {
 		// stdin ended: the running work finishes and is reported first.
 		s.sess.WaitIdle()
@@ -219,6 +247,11 @@ func (s *Server) handleLine(line []byte) {
 		resp, body := s.run(h, t, id, line)
 		if resp != nil {
 			s.w.respond(resp, body)
+		}
+		if resp != nil && resp.Success && (t == rpc.CmdSwitchSession || t == rpc.CmdNewSession) {
+			// The session may be in another project now: one nothing has
+			// decided yet is asked about after the response.
+			s.resolveTrust()
 		}
 		if abortable {
 			s.cancellable.Done()

@@ -89,8 +89,14 @@ func (u *uiBridge) Dialog(ctx context.Context, method string, params map[string]
 	case r := <-ch:
 		return r
 	case <-tc:
-		return extensions.UIResponse{Cancelled: true}
 	case <-ctx.Done():
+	}
+	// An answer that arrived together with the timeout or the cancellation
+	// still counts.
+	select {
+	case r := <-ch:
+		return r
+	default:
 		return extensions.UIResponse{Cancelled: true}
 	}
 }
