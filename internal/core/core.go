@@ -75,12 +75,24 @@ type Options struct {
 	Tools []tools.Tool // every tool that can be activated
 	// ToolsFor builds the tools for another working directory (used when a
 	// session of another project is opened); nil keeps Tools.
-	ToolsFor    func(cwd string) []tools.Tool
-	ActiveTools []string // names of the active ones (nil = DefaultActiveTools())
+	ToolsFor func(cwd string) []tools.Tool
+
+	// ActiveTools names the active tools. nil means DefaultActiveTools()
+	// plus every extension tool; otherwise it is the whole active set, and
+	// an extension tool is active only when named.
+	ActiveTools []string
 
 	SystemPrompt       string   // --system-prompt
 	AppendSystemPrompt []string // --append-system-prompt
 	NoContextFiles     bool
+	// SkillPaths and PromptPaths are skills and prompt templates given for
+	// this run (--skill, --prompt-template): files or directories, absolute.
+	// NoSkills and NoPromptTemplates (--no-skills, --no-prompt-templates)
+	// leave out the ones found in the agent dir and the project.
+	SkillPaths        []string
+	PromptPaths       []string
+	NoSkills          bool
+	NoPromptTemplates bool
 	// Trusted loads project-local resources (.pisces/prompts, skills, rules).
 	Trusted bool
 	// Extensions are the loaded extensions (nil: none).
@@ -168,6 +180,7 @@ func New(opts Options) (*Session, error) {
 		opts.Settings = st
 	}
 	active := opts.ActiveTools
+	extActive := active == nil
 	if active == nil {
 		active = DefaultActiveTools()
 	}
@@ -198,8 +211,10 @@ func New(opts Options) (*Session, error) {
 	s.tools = s.withTaskTools(opts.Tools)
 	if ext := s.extensionTools(s.tools); len(ext) > 0 {
 		s.tools = append(s.tools, ext...)
-		for _, t := range ext {
-			s.active = append(s.active, t.Name())
+		if extActive {
+			for _, t := range ext {
+				s.active = append(s.active, t.Name())
+			}
 		}
 	}
 	s.loadResources()

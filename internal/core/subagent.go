@@ -129,6 +129,8 @@ func (s *Session) RunSubagent(ctx context.Context, spec task.SubagentSpec) task.
 		Store: store, InMemory: true, Model: model, ThinkingLevel: s.ThinkingLevel(),
 		Tools: ts, ActiveTools: active, SystemPrompt: spec.Agent.Prompt,
 		NoContextFiles: s.opts.NoContextFiles, APIKey: s.opts.APIKey, Log: s.log, Trusted: s.Trusted(),
+		SkillPaths: s.opts.SkillPaths, PromptPaths: s.opts.PromptPaths,
+		NoSkills: s.opts.NoSkills, NoPromptTemplates: s.opts.NoPromptTemplates,
 		isSubagent: true, taskIDPrefix: spec.ID + ".",
 	})
 	if err != nil {
