@@ -398,3 +398,248 @@ func containsLine(out, want string) bool {
 	}
 	return false
 }
+
+// header reads a session file's header line.
+func header(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	line, _, _ := strings.Cut(string(data), "\n")
+	if err := json.Unmarshal([]byte(line), &h); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// newSession runs one prompt in dir (chdir'ing there and back) and returns
+// the session file it wrote.
+func (w *world) newSession(dir, msg string, args ...string) string {
+	w.t.Helper()
+	files := func() []string { return w.sessionFiles(dir) }
+	if i := slices.Index(args, "--session-dir"); i >= 0 {
+		files = func() []string {
+			fs, _ := filepath.Glob(filepath.Join(args[i+1], "*.jsonl"))
+			return fs
+		}
+	}
+	before := files()
+	os.MkdirAll(dir, 0o755)
+	w.t.Chdir(dir)
+	defer w.t.Chdir(w.cwd)
+	must(w.t, w.run("", append(args, "-p", msg)...), 0)
+	w.takeRequests()
+	for _, f := range files() {
+		if !slices.Contains(before, f) {
+			return f
+		}
+	}
+	w.t.Fatalf("no session file written for %q in %s", msg, dir)
+	return ""
+}
+
+// pisces sessions lists this folder's sessions with what list_sessions
+// says about them; --all every folder's.
+func TestSessionsCommand(t *testing.T) {
+	w := newWorld(t)
+	first := w.newSession(w.cwd, "first question")
+	second := w.newSession(w.cwd, "second question\nover two lines", "--name", "Second")
+	other := w.newSession(filepath.Join(w.root, "elsewhere"), "question elsewhere")
+	id := func(p string) string { return header(t, p)["id"].(string) }
+
+	r := w.runIO("", true, "sessions", "--agent-dir", w.agentDir)
+	must(t, r, 0)
+	blocks := strings.Split(strings.TrimSpace(r.stdout), "\n\n")
+	if len(blocks) != 2 {
+		t.Fatalf("want 2 sessions, got:\n%s", r.stdout)
+	}
+	// Newest first: id, message count (the system message counts, as in
+	// list_sessions), name, first message, file.
+	for i, c := range []struct {
+		path, first, name string
+	}{{second, "second question over two lines", `"Second"`}, {first, "first question", ""}} {
+		lines := strings.Split(blocks[i], "\n")
+		if len(lines) != 3 || !strings.Contains(lines[0], id(c.path)) || !strings.Contains(lines[0], "3 messages") ||
+			!strings.HasSuffix(lines[0], c.name) || strings.TrimSpace(lines[1]) != c.first || strings.TrimSpace(lines[2]) != c.path {
+			t.Errorf("session %d:\n%s", i, blocks[i])
+		}
+	}
+	if strings.Contains(r.stdout, other) {
+		t.Errorf("another folder's session listed:\n%s", r.stdout)
+	}
+	r = w.runIO("", true, "sessions", "--all", "--agent-dir", w.agentDir)
+	must(t, r, 0)
+	if strings.Count(r.stdout, ".jsonl") != 3 || !strings.Contains(r.stdout, "in "+filepath.Join(w.root, "elsewhere")+"\n  "+other) {
+		t.Errorf("--all:\n%s", r.stdout)
+	}
+	// A custom session directory holds many folders' sessions: only this
+	// folder's are listed.
+	shared := filepath.Join(w.root, "shared")
+	a := w.newSession(w.cwd, "here", "--session-dir", shared)
+	b := w.newSession(filepath.Join(w.root, "elsewhere"), "there", "--session-dir", shared)
+	r = w.runIO("", true, "sessions", "--agent-dir", w.agentDir, "--session-dir", shared)
+	must(t, r, 0)
+	if !strings.Contains(r.stdout, a) || strings.Contains(r.stdout, b) {
+		t.Errorf("custom dir:\n%s", r.stdout)
+	}
+}
+
+// --resume lists this folder's sessions on a terminal and continues the
+// chosen one; without a terminal it says what to do instead.
+func TestResume(t *testing.T) {
+	w := newWorld(t)
+	first := w.newSession(w.cwd, "first question")
+	second := w.newSession(w.cwd, "second question")
+	lines := func(p string) int {
+		data, _ := os.ReadFile(p)
+		return strings.Count(string(data), "\n")
+	}
+	n1, n2 := lines(first), lines(second)
+
+	r := w.runIO("", false, "--agent-dir", w.agentDir, "--provider", "scripted", "--script", w.script, "-r", "-p", "more")
+	must(t, r, 2)
+	if !strings.Contains(r.stderr, "needs a terminal") || !strings.Contains(r.stderr, "--session") || !strings.Contains(r.stderr, "pisces sessions") {
+		t.Errorf("no terminal: %q", r.stderr)
+	}
+	r = w.run("", "--mode", "rpc", "--resume")
+	must(t, r, 2)
+	if !strings.Contains(r.stderr, "list_sessions") {
+		t.Errorf("rpc: %q", r.stderr)
+	}
+
+	// The newest is 1; a bad answer is asked again.
+	r = w.run("9\nx\n2\n", "--resume", "-p", "and more")
+	must(t, r, 0)
+	if !strings.Contains(r.stderr, "Sessions in "+w.cwd) || !strings.Contains(r.stderr, "  1) ") || !strings.Contains(r.stderr, "second question") ||
+		strings.Count(r.stderr, "Resume which session? [1-2, Enter to cancel]") != 3 || !strings.Contains(r.stderr, `"9" is not a number from 1 to 2`) {
+		t.Errorf("picker:\n%s", r.stderr)
+	}
+	if r.stdout != "ok\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	reqs := w.takeRequests()
+	if len(reqs) != 1 || reqs[0].LastUser != "and more" || reqs[0].Messages != 3 {
+		t.Errorf("requests %+v (want the first session's 2 messages + 1)", reqs)
+	}
+	if lines(first) <= n1 || lines(second) != n2 {
+		t.Errorf("the chosen session did not grow: first %d -> %d, second %d -> %d", n1, lines(first), n2, lines(second))
+	}
+
+	// Without a message on the command line, it is asked for.
+	r = w.run("1\nfollow up\n", "-r")
+	must(t, r, 0)
+	if reqs := w.takeRequests(); len(reqs) != 1 || reqs[0].LastUser != "follow up" || !strings.Contains(r.stderr, "Message: ") {
+		t.Errorf("asked message: %+v\n%s", reqs, r.stderr)
+	}
+	// Enter (or end of input) cancels.
+	r = w.run("\n", "-r", "-p", "x")
+	must(t, r, 0)
+	if !strings.Contains(r.stderr, "No session selected.") || w.takeRequests() != nil {
+		t.Errorf("cancel: %s", r.stderr)
+	}
+	// --resume with --session contradicts itself.
+	r = w.run("", "-r", "--session", first, "-p", "x")
+	must(t, r, 2)
+	if !strings.Contains(r.stderr, "--resume cannot be combined with --session") {
+		t.Errorf("conflict: %q", r.stderr)
+	}
+}
+
+// --fork copies a session (of any folder, by path or id) into a new
+// session of this folder; the source is left as it was.
+func TestFork(t *testing.T) {
+	w := newWorld(t)
+	src := w.newSession(filepath.Join(w.root, "elsewhere"), "original question")
+	before, _ := os.ReadFile(src)
+	srcID := header(t, src)["id"].(string)
+
+	r := w.run("", "--fork", srcID[:8], "-p", "forked follow-up")
+	must(t, r, 0)
+	reqs := w.takeRequests()
+	if len(reqs) != 1 || reqs[0].Messages != 3 {
+		t.Errorf("requests %+v (want the source's 2 messages + 1)", reqs)
+	}
+	files := w.sessionFiles(w.cwd)
+	if len(files) != 1 {
+		t.Fatalf("files here: %v", files)
+	}
+	h := header(t, files[0])
+	if h["parentSession"] != src || h["cwd"] != w.cwd || h["id"] == srcID {
+		t.Errorf("fork header %v", h)
+	}
+	data, _ := os.ReadFile(files[0])
+	_, body, _ := strings.Cut(string(before), "\n")
+	if !strings.Contains(string(data), body) {
+		t.Error("the fork does not hold the source's entries as they were")
+	}
+	if after, _ := os.ReadFile(src); !bytes.Equal(after, before) {
+		t.Error("source changed")
+	}
+	// By path too, with an explicit id; the id must be new here.
+	r = w.run("", "--fork", src, "--session-id", "my-fork", "-p", "again")
+	must(t, r, 0)
+	w.takeRequests()
+	r = w.run("", "--fork", src, "--session-id", "my-fork", "-p", "again")
+	must(t, r, 1)
+	if !strings.Contains(r.stderr, "Session already exists with id 'my-fork'") {
+		t.Errorf("existing id: %q", r.stderr)
+	}
+	for _, c := range [][]string{{"--session", src}, {"-c"}, {"--no-session"}, {"-r"}} {
+		r := w.run("", append([]string{"--fork", src, "-p", "x"}, c...)...)
+		must(t, r, 2)
+		if !strings.Contains(r.stderr, "--fork cannot be combined with "+map[string]string{"-c": "--continue", "-r": "--resume"}[c[0]]) &&
+			!strings.Contains(r.stderr, "--fork cannot be combined with "+c[0]) {
+			t.Errorf("%v: %q", c, r.stderr)
+		}
+	}
+	r = w.run("", "--fork", "nosuchid", "-p", "x")
+	must(t, r, 1)
+	if !strings.Contains(r.stderr, "No session found matching 'nosuchid'") {
+		t.Errorf("missing: %q", r.stderr)
+	}
+}
+
+// --no-session writes nothing; --continue takes this folder's newest
+// session, even from a directory shared with other folders; --session-id
+// reopens this folder's session with that id.
+func TestSessionFlags(t *testing.T) {
+	w := newWorld(t)
+	must(t, w.run("", "--no-session", "-p", "hi"), 0)
+	if files := w.sessionFiles(w.cwd); len(files) != 0 {
+		t.Errorf("--no-session wrote %v", files)
+	}
+	if _, err := os.Stat(filepath.Join(w.agentDir, "sessions")); !os.IsNotExist(err) {
+		t.Errorf("--no-session created the sessions directory: %v", err)
+	}
+	w.takeRequests()
+
+	shared := filepath.Join(w.root, "shared")
+	mine := w.newSession(w.cwd, "mine", "--session-dir", shared)
+	w.newSession(filepath.Join(w.root, "elsewhere"), "theirs (newer)", "--session-dir", shared)
+	r := w.run("", "--session-dir", shared, "-c", "-p", "continue")
+	must(t, r, 0)
+	if reqs := w.takeRequests(); len(reqs) != 1 || reqs[0].Messages != 3 {
+		t.Errorf("-c took the wrong session: %+v", reqs)
+	}
+	data, _ := os.ReadFile(mine)
+	if !strings.Contains(string(data), `"continue"`) {
+		t.Error("-c did not append to this folder's session")
+	}
+
+	must(t, w.run("", "--session-id", "fixed-id", "-p", "one"), 0)
+	must(t, w.run("", "--session-id", "fixed-id", "-p", "two"), 0)
+	reqs := w.takeRequests()
+	if len(reqs) != 2 || reqs[1].Messages != 3 {
+		t.Errorf("--session-id did not reopen the session: %+v", reqs)
+	}
+	if files := w.sessionFiles(w.cwd); len(files) != 1 {
+		t.Errorf("--session-id files %v", files)
+	}
+	r = w.run("", "--session-id", "bad id", "-p", "x")
+	must(t, r, 2)
+	if !strings.Contains(r.stderr, "Invalid session id: bad id") {
+		t.Errorf("%q", r.stderr)
+	}
+}
