@@ -152,8 +152,8 @@ func runConfig(s *subcommand, a *Args, _ map[string]bool, stdio IO) int {
 		fmt.Fprintf(stdio.Stderr, "pisces %s: %v\n", s.name, err)
 		return 1
 	}
-	inv := env.inventory()
-	writeInventory(stdio.Stdout, inv, true)
+	fmt.Fprintf(stdio.Stdout, "Resources for %s (agent dir %s):\n", env.cwd, env.agentDir)
+	writeInventory(stdio.Stdout, env.inventory(), true)
 	fmt.Fprint(stdio.Stdout, `
 [x] loads in a run with these options; [ ] does not, and why. Pisces has no
 selector to turn resources on and off yet: --no-extensions, --no-skills and
