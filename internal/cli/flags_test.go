@@ -209,20 +209,20 @@ func TestToolFlags(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{nil, []string{"read", "bash", "edit", "write", "greet"}},
+		{nil, []string{"read", "bash", "edit", "write", "task", "todo_write", "greet"}},
 		{[]string{"--no-tools"}, nil},
 		{[]string{"-nt"}, nil},
 		{[]string{"--no-builtin-tools"}, []string{"greet"}},
 		{[]string{"-nbt", "--tools", "+grep"}, []string{"grep", "greet"}},
 		{[]string{"--no-tools", "--tools", "read"}, []string{"read"}},
-		{[]string{"--tools", "+ls,-bash"}, []string{"read", "edit", "write", "ls", "greet"}},
+		{[]string{"--tools", "+ls,-bash,-task"}, []string{"read", "edit", "write", "ls", "todo_write", "greet"}},
 		{[]string{"--tools", "read,g*"}, []string{"read", "grep", "greet"}},
 		{[]string{"-t", "*"}, []string{"read", "bash", "edit", "write", "grep", "find", "ls", "task", "todo_write", "greet"}},
 		{[]string{"--tools", "read"}, []string{"read"}},
-		{[]string{"--exclude-tools", "gr*,e*"}, []string{"read", "bash", "write"}},
+		{[]string{"--exclude-tools", "gr*,e*,t*"}, []string{"read", "bash", "write"}},
 		{[]string{"-xt", "greet", "--tools", "*"}, []string{"read", "bash", "edit", "write", "grep", "find", "ls", "task", "todo_write"}},
-		{[]string{"--no-extensions"}, []string{"read", "bash", "edit", "write"}},
-		{[]string{"--no-extensions", "-e", filepath.Join(w.agentDir, "extensions", "greeter")}, []string{"read", "bash", "edit", "write", "greet"}},
+		{[]string{"--no-extensions"}, []string{"read", "bash", "edit", "write", "task", "todo_write"}},
+		{[]string{"--no-extensions", "-e", filepath.Join(w.agentDir, "extensions", "greeter")}, []string{"read", "bash", "edit", "write", "task", "todo_write", "greet"}},
 	} {
 		r := w.run("", append(c.args, "-p", "hi")...)
 		must(t, r, 0)
@@ -261,7 +261,7 @@ func TestToolFlags(t *testing.T) {
 	w.file("agent/settings.json", `{"defaultTools": ["-bash", "+find"]}`)
 	r = w.run("", "-p", "hi")
 	must(t, r, 0)
-	if reqs := w.takeRequests(); len(reqs) != 1 || !slices.Equal(reqs[0].Tools, []string{"read", "edit", "write", "find", "greet"}) {
+	if reqs := w.takeRequests(); len(reqs) != 1 || !slices.Equal(reqs[0].Tools, []string{"read", "edit", "write", "find", "task", "todo_write", "greet"}) {
 		t.Errorf("defaultTools modifiers: %+v", reqs)
 	}
 }
