@@ -30,6 +30,8 @@ type Args struct {
 	Session            string
 	SessionID          string
 	Continue           bool
+	Resume             bool
+	Fork               string
 	Name               string
 	AgentDir           string
 	Script             string
@@ -39,6 +41,11 @@ type Args struct {
 	NoContextFiles     bool
 	NoExtensions       bool
 	Extensions         []string
+	Skills             []string
+	NoSkills           bool
+	PromptTemplates    []string
+	NoPromptTemplates  bool
+	NoMCP              bool
 	Approve            *bool
 	Offline            bool
 	ListModels         bool
@@ -129,15 +136,18 @@ func ParseArgs(argv []string) (*Args, error) {
 			if v, err = value(); err == nil {
 				a.Tools = splitList(v)
 				a.ToolsSet = true
+				if msg := toolListError(a.Tools); msg != "" {
+					err = usagef("%s: %s", name, msg)
+				}
 			}
-		case "--no-tools":
+		case "-nt", "--no-tools":
 			a.NoTools = true
 			err = noValue()
 		case "-xt", "--exclude-tools":
 			if v, err = value(); err == nil {
 				a.ExcludeTools = append(a.ExcludeTools, splitList(v)...)
 			}
-		case "--no-builtin-tools":
+		case "-nbt", "--no-builtin-tools":
 			a.NoBuiltinTools = true
 			err = noValue()
 		case "--system-prompt":
@@ -158,6 +168,11 @@ func ParseArgs(argv []string) (*Args, error) {
 		case "-c", "--continue":
 			a.Continue = true
 			err = noValue()
+		case "-r", "--resume":
+			a.Resume = true
+			err = noValue()
+		case "--fork":
+			a.Fork, err = value()
 		case "-n", "--name":
 			a.Name, err = value()
 		case "--agent-dir":
@@ -188,6 +203,24 @@ func ParseArgs(argv []string) (*Args, error) {
 			if v, err = value(); err == nil {
 				a.Extensions = append(a.Extensions, v)
 			}
+		case "--skill":
+			if v, err = value(); err == nil {
+				a.Skills = append(a.Skills, v)
+			}
+		case "-ns", "--no-skills":
+			a.NoSkills = true
+			err = noValue()
+		case "--prompt-template":
+			if v, err = value(); err == nil {
+				a.PromptTemplates = append(a.PromptTemplates, v)
+			}
+		case "-np", "--no-prompt-templates":
+			a.NoPromptTemplates = true
+			err = noValue()
+		case "--no-mcp":
+			// There is no MCP client yet: nothing to turn off.
+			a.NoMCP = true
+			err = noValue()
 		case "-a", "--approve":
 			t := true
 			a.Approve = &t
@@ -232,7 +265,7 @@ func ParseArgs(argv []string) (*Args, error) {
 		// Flags of pi's terminal UI: accepted and ignored (no terminal UI here).
 		case "--theme", "--use-theme", "--tui-mode":
 			_, err = value()
-		case "--no-themes", "--no-mcp", "-ns", "--no-skills", "-np", "--no-prompt-templates":
+		case "--no-themes":
 			err = noValue()
 		default:
 			err = usagef("Unknown option: %s (see --help)", name)
@@ -292,19 +325,32 @@ const helpText = `pisces - a headless coding agent speaking pi's RPC protocol
 
 Usage:
   pisces [options] [--] [@file...] [message...]
+  pisces <command> [options]
 
   @file arguments are read into the first message: text inline as
   <file name="PATH">...</file>, images attached.
+
+Commands:
+  sessions [--all]            list this folder's sessions (--all: every folder's)
+  list                        list installed packages (none can be installed yet) and the
+                              extensions, skills and prompt templates found, with sources
+  config                      show those resources and which of them a run loads
+  install, remove, uninstall, update
+                              not supported yet: say what to do instead
+  auth, mcp                   not supported yet: say what to use instead
+  <command> --help            help for one command
+  A first argument that is a command word runs the command; anywhere else it is
+  a message: pisces -- config, pisces -p config.
 
 Modes:
   --mode text|json|rpc        text (default): print the final answer; json: print
                               the session header, then every event as a JSON line;
                               rpc: JSONL protocol on stdio
-  -p, --print                 print the final answer and exit
+  -p, --print                 print the final answer and exit (text mode)
 
 Model:
   --provider NAME             provider to use (e.g. scripted)
-  --model PATTERN             provider/id, an id or a pattern; ":level" sets thinking
+  -m, --model PATTERN         provider/id, an id or a pattern; ":level" sets thinking
   --models A,B                models cycle_model goes through
   --thinking LEVEL            off, minimal, low, medium, high, xhigh, max
   --api-key KEY               API key for the provider
@@ -314,20 +360,49 @@ Sessions:
   --agent-dir DIR             config and sessions (default $PISCES_CODING_AGENT_DIR
                               or ~/.pisces/agent; use ~/.pi/agent to share pi's;
                               a relative DIR is under the working directory)
-  --session-dir DIR           write session files straight into DIR
-  --no-session                keep the session in memory only
-  -c, --continue              continue the most recent session of this directory
-  --session PATH|ID           open a session file, or a session by id prefix
+  --session-dir DIR           session files go straight into DIR (and are found there)
+  --no-session                keep the session in memory only; nothing is written
+  -c, --continue              continue the most recent session of this folder
+  -r, --resume                pick one of this folder's sessions from a numbered list
+                              (text and json modes, with a terminal on stdin)
+  --session PATH|ID           open a session file, or a session by id or id prefix
+  --session-id ID             this folder's session with that id, else a new one with it
+  --fork PATH|ID              copy a session (of any folder) into a new session here
   -n, --name NAME             name the session
+  --export FILE [OUT]         write a session file as one HTML page and exit
 
-Prompt and tools:
+Tools:
+  -t, --tools LIST            the active tools: names and patterns (* matches any
+                              characters), built-in or extension; a list made only of
+                              +name/-name entries changes the default set instead
+  -xt, --exclude-tools LIST   names and patterns of tools to leave out (extension tools too)
+  -nt, --no-tools             no tool by default, built-in or extension
+  -nbt, --no-builtin-tools    no built-in tool by default; extension tools stay
+                              Built-in tools: read, bash, edit, write, task, todo_write
+                              (the default set), grep, find, ls
+
+Prompt and resources:
   --system-prompt TEXT        replace the system prompt
   --append-system-prompt T    append text (or a file's contents); repeatable
-  -t, --tools A,B             active tools (default read, bash, edit, write, task,
-                              todo_write; also grep, find, ls; +name/-name adjust)
-  -xt, --exclude-tools A,B    tools to leave out
-  --no-tools                  no tools at all
   -nc, --no-context-files     do not read AGENTS.md / CLAUDE.md
+  -e, --extension PATH        load an extension; repeatable (docs/extensions.md)
+  -ne, --no-extensions        do not load the extensions of the agent dir, the project
+                              and settings; -e paths still load
+  --skill PATH                load a skill (SKILL.md or a directory); repeatable
+  -ns, --no-skills            do not load the agent dir's and project's skills;
+                              --skill paths still load
+  --prompt-template PATH      load a prompt template (.md or a directory); repeatable
+  -np, --no-prompt-templates  do not load the agent dir's and project's templates;
+                              --prompt-template paths still load
+  --no-mcp                    accepted for pi's command lines: Pisces has no MCP
+                              client yet, so there is nothing to turn off
+
+Project trust (whether the files in the project's .pisces/ are used):
+  -a, --approve               trust the project Pisces starts in for this run (its own
+                              .pisces/ resources load; not remembered)
+  -na, --no-approve           trust no project in this run and ask nothing; without
+                              either, a remembered answer, else a question (rpc client,
+                              terminal), else not trusted
 
 RPC:
   --rpc-compat legacy         the older wire (immediate prompt ack, auto_compaction_*,
@@ -338,14 +413,11 @@ RPC:
 Other:
   --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)
   --list-models --all         list every model Pisces knows
-  -a, --approve               trust the project Pisces starts in for this run (its own
-                              .pisces/ resources load; not remembered)
-  -na, --no-approve           trust no project in this run and ask nothing; without
-                              either, a remembered answer, else a question (rpc client,
-                              terminal), else not trusted
-  --offline, --verbose, -ne/--no-extensions
-  --theme, --no-themes, --tui-mode   accepted and ignored (no terminal UI)
+  --offline                   no startup network use (Pisces makes none at startup)
+  --verbose                   also report providers skipped for want of an adapter
+  --theme PATH, --use-theme NAME, --tui-mode MODE, --no-themes
+                              accepted and ignored (no terminal UI)
   -v, --version               print the version
   -h, --help                  this help
-  --                          end of options
+  --                          end of options: the rest are messages
 `

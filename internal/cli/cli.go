@@ -40,7 +40,18 @@ type IO struct {
 
 // Main runs Pisces and returns the exit code.
 func Main(argv []string, stdio IO) int {
+	if len(argv) > 0 {
+		if sub := findSubcommand(argv[0]); sub != nil {
+			return sub.run(argv[1:], stdio)
+		}
+	}
 	a, err := ParseArgs(argv)
+	if err == nil {
+		err = checkSessionFlags(a)
+	}
+	if err == nil && a.Resume && a.Mode == "rpc" {
+		err = usagef("--resume picks a session in a terminal; in rpc mode use list_sessions and switch_session, or --session PATH|ID")
+	}
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 2
@@ -71,9 +82,20 @@ func Main(argv []string, stdio IO) int {
 	if a.ListModels {
 		return listModels(env.registry, a.ListModelsSearch, a.ListModelsAll, stdio.Stdout)
 	}
+	if a.Resume {
+		path, code, ok := pickSession(env)
+		if !ok {
+			return code
+		}
+		a.Session, a.Resume = path, false
+	}
 	sess, err := env.newCore()
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			return 2
+		}
 		return 1
 	}
 	defer sess.Close()
@@ -146,7 +168,9 @@ func resolveAgentDir(flag string) (string, error) {
 // path.
 func expandHome(p string) (string, error) { return fsx.ExpandHome(p) }
 
-func setup(a *Args, stdio IO) (*environment, error) {
+// baseSetup finds the agent dir and working directory, decides project
+// trust and reads the settings: all that subcommands need.
+func baseSetup(a *Args, stdio IO) (*environment, error) {
 	env := &environment{args: a, stdio: stdio}
 	agentDir, err := resolveAgentDir(a.AgentDir)
 	if err != nil {
@@ -168,7 +192,15 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		return nil, err
 	}
 	env.settings = st
+	return env, nil
+}
 
+func setup(a *Args, stdio IO) (*environment, error) {
+	env, err := baseSetup(a, stdio)
+	if err != nil {
+		return nil, err
+	}
+	st, cwd := env.settings, env.cwd
 	reg, errs := models.Load(models.LoadOptions{
 		AgentDir:         env.agentDir,
 		APIKeyOverride:   a.APIKey,
@@ -230,7 +262,7 @@ func setup(a *Args, stdio IO) (*environment, error) {
 			env.model = m
 		}
 	}
-	if env.model == nil && a.Session == "" && !a.Continue {
+	if env.model == nil && a.Session == "" && !a.Continue && !a.Resume && a.Fork == "" {
 		for _, name := range defaultProviders {
 			if p, ok := env.registry.Provider(name); ok && len(p.Models) > 0 {
 				if _, ok := env.registry.Key(name); ok {
@@ -261,75 +293,46 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir})
 	}
 	env.tools = env.toolsFor(cwd)
-	// The core adds the task and todo_write tools to these.
-	known := map[string]bool{task.Name: true, task.TodoWriteName: true}
-	for _, t := range env.tools {
-		known[t.Name()] = true
+	if msg := toolListError(st.DefaultTools()); msg != "" {
+		return nil, usagef("settings defaultTools: %s", msg)
 	}
-	// The same lists, applied to every tool rather than the default set,
-	// give the session's tool policy: what subagents may be given.
-	active := core.DefaultActiveTools()
-	allowed := append(toolNames(env.tools), task.Name, task.TodoWriteName)
-	if d := st.DefaultTools(); len(d) > 0 {
-		active = applyToolList(active, d)
-		allowed = applyToolList(allowed, d)
-	}
-	if a.ToolsSet {
-		active = applyToolList(active, a.Tools)
-		allowed = applyToolList(allowed, a.Tools)
-	}
-	if a.NoTools || a.NoBuiltinTools {
-		active, allowed = []string{}, []string{}
-	}
-	for _, x := range a.ExcludeTools {
-		active = remove(active, x)
-		allowed = remove(allowed, x)
-	}
-	for _, n := range active {
-		if !known[n] {
-			return nil, usagef("Unknown tool %q (available: %s, %s, %s)", n, strings.Join(toolNames(env.tools), ", "), task.Name, task.TodoWriteName)
-		}
-	}
-	env.active = active
-	env.allowed = allowed
 	return env, nil
 }
 
-// applyToolList applies a --tools list: plain names replace the set; a list
-// made only of +name/-name entries modifies it.
-func applyToolList(cur []string, list []string) []string {
-	modifiers := true
-	for _, x := range list {
-		if !strings.HasPrefix(x, "+") && !strings.HasPrefix(x, "-") {
-			modifiers = false
+// chooseTools decides the active tools once the extensions are loaded (an
+// extension's tool can be named in --tools and --exclude-tools).
+func (env *environment) chooseTools() error {
+	a := env.args
+	// The core adds the task and todo_write tools to the built-in ones.
+	builtin := append(toolNames(env.tools), task.Name, task.TodoWriteName)
+	var extension []string
+	for _, t := range env.extensions.Tools() {
+		if !contains(builtin, t.Name()) && !contains(extension, t.Name()) {
+			extension = append(extension, t.Name())
 		}
 	}
-	if !modifiers {
-		out := []string{}
-		for _, x := range list {
-			out = append(out, strings.TrimLeft(x, "+"))
-		}
-		return out
+	c := toolChoice{
+		defaults:  env.settings.DefaultTools(),
+		exclude:   a.ExcludeTools,
+		noTools:   a.NoTools,
+		noBuiltin: a.NoBuiltinTools,
 	}
-	out := append([]string(nil), cur...)
-	for _, x := range list {
-		name := x[1:]
-		out = remove(out, name)
-		if x[0] == '+' {
-			out = append(out, name)
-		}
+	if a.ToolsSet {
+		c.list = append([]string{}, a.Tools...)
 	}
-	return out
-}
-
-func remove(list []string, name string) []string {
-	out := list[:0:0]
-	for _, x := range list {
-		if x != name {
-			out = append(out, x)
-		}
+	active, err := selectTools(c, builtin, extension, core.DefaultActiveTools())
+	if err != nil {
+		return err
 	}
-	return out
+	// The same lists, applied to every tool rather than the default set,
+	// give the session's tool policy: what subagents may be given.
+	allowed, err := selectTools(c, builtin, extension, builtin)
+	if err != nil {
+		return err
+	}
+	env.active = active
+	env.allowed = allowed
+	return nil
 }
 
 // isMissingAdapter reports a provider skipped because its wire API has no
@@ -363,24 +366,98 @@ func (env *environment) openStore() (*session.Session, error) {
 	switch {
 	case a.NoSession:
 		return session.New(session.Options{Cwd: env.cwd, InMemory: true, ID: a.SessionID})
-	case a.Session != "":
-		path, err := session.Resolve(env.agentDir, env.cwd, a.SessionDir, a.Session)
+	case a.Fork != "":
+		src, err := session.Resolve(env.agentDir, env.cwd, dir, a.Fork)
 		if err != nil {
 			return nil, err
 		}
-		st, rep, err := session.Open(path)
-		if err == nil && rep.Skipped > 0 {
-			fmt.Fprintf(env.stdio.Stderr, "pisces: %s: skipped %d unreadable line(s)\n", path, rep.Skipped)
+		if a.SessionID != "" {
+			if p, err := env.localSessionByID(a.SessionID); err == nil && p != "" {
+				return nil, fmt.Errorf("Session already exists with id '%s': %s", a.SessionID, p)
+			}
 		}
-		return st, err
+		return session.ForkFrom(src, session.Options{Dir: dir, Cwd: env.cwd, ID: a.SessionID})
+	case a.Session != "":
+		path, err := session.Resolve(env.agentDir, env.cwd, dir, a.Session)
+		if err != nil {
+			return nil, err
+		}
+		return env.openFile(path)
 	case a.Continue:
-		path, err := session.MostRecent(dir)
+		path, err := session.MostRecentFor(dir, env.cwdFilter())
 		if err == nil && path != "" {
-			st, _, err := session.Open(path)
-			return st, err
+			return env.openFile(path)
+		}
+	case a.SessionID != "":
+		// pi's --session-id: this folder's session with that id, else a
+		// new session with it.
+		if p, err := env.localSessionByID(a.SessionID); err == nil && p != "" {
+			return env.openFile(p)
 		}
 	}
 	return session.New(session.Options{Dir: dir, Cwd: env.cwd, ID: a.SessionID})
+}
+
+func (env *environment) openFile(path string) (*session.Session, error) {
+	st, rep, err := session.Open(path)
+	if err == nil && rep.Skipped > 0 {
+		fmt.Fprintf(env.stdio.Stderr, "pisces: %s: skipped %d unreadable line(s)\n", path, rep.Skipped)
+	}
+	return st, err
+}
+
+// checkSessionFlags refuses combinations of session flags that contradict
+// each other (as pi does), naming them.
+func checkSessionFlags(a *Args) error {
+	conflicts := func(flag string, others map[string]bool) error {
+		var names []string
+		for _, n := range []string{"--session", "--continue", "--resume", "--no-session"} {
+			if others[n] {
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			return usagef("%s cannot be combined with %s", flag, strings.Join(names, ", "))
+		}
+		return nil
+	}
+	if a.Fork != "" {
+		if err := conflicts("--fork", map[string]bool{"--session": a.Session != "", "--continue": a.Continue, "--resume": a.Resume, "--no-session": a.NoSession}); err != nil {
+			return err
+		}
+	}
+	if a.Resume {
+		if err := conflicts("--resume", map[string]bool{"--session": a.Session != "", "--continue": a.Continue, "--no-session": a.NoSession}); err != nil {
+			return err
+		}
+	}
+	if a.SessionID != "" {
+		if err := conflicts("--session-id", map[string]bool{"--session": a.Session != "", "--continue": a.Continue, "--resume": a.Resume}); err != nil {
+			return err
+		}
+		if !session.ValidSessionID(a.SessionID) {
+			return usagef("Invalid session id: %s", a.SessionID)
+		}
+	}
+	return nil
+}
+
+// absPaths makes paths given on the command line absolute against the
+// working directory Pisces started in (a session of another project may
+// change the core's directory later).
+func (env *environment) absPaths(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		p, err := expandHome(p)
+		if err != nil {
+			return nil, err
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(env.cwd, p)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out, nil
 }
 
 // sessionDir is the folder of the launch directory's sessions.
@@ -422,15 +499,31 @@ func (env *environment) customSessionDir() (string, error) {
 }
 
 func (env *environment) newCore() (*core.Session, error) {
+	env.loadExtensions()
+	if err := env.chooseTools(); err != nil {
+		env.closeExtensions()
+		return nil, err
+	}
 	sessDir, err := env.customSessionDir()
 	if err != nil {
+		env.closeExtensions()
+		return nil, err
+	}
+	skillPaths, err := env.absPaths(env.args.Skills)
+	if err == nil {
+		var promptPaths []string
+		promptPaths, err = env.absPaths(env.args.PromptTemplates)
+		env.args.Skills, env.args.PromptTemplates = skillPaths, promptPaths
+	}
+	if err != nil {
+		env.closeExtensions()
 		return nil, err
 	}
 	store, err := env.openStore()
 	if err != nil {
+		env.closeExtensions()
 		return nil, err
 	}
-	env.loadExtensions()
 	sess, err := core.New(core.Options{
 		AgentDir:           env.agentDir,
 		Cwd:                env.cwd,
@@ -449,6 +542,10 @@ func (env *environment) newCore() (*core.Session, error) {
 		SystemPrompt:       env.args.SystemPrompt,
 		AppendSystemPrompt: env.args.AppendSystemPrompt,
 		NoContextFiles:     env.args.NoContextFiles,
+		SkillPaths:         env.args.Skills,
+		PromptPaths:        env.args.PromptTemplates,
+		NoSkills:           env.args.NoSkills,
+		NoPromptTemplates:  env.args.NoPromptTemplates,
 		Trusted:            env.trusted,
 		Trust:              env.trust,
 		Extensions:         env.extensions,
@@ -565,20 +662,31 @@ func terminalTrustAsk(in io.Reader, out io.Writer) resources.TrustAsk {
 	}
 }
 
-// loadExtensions starts the extensions of the agent dir, the (trusted)
-// project, settings `extensions` and -e flags, unless --no-extensions.
-func (env *environment) loadExtensions() {
-	if env.args.NoExtensions {
-		return
+// extensionOptions says where extensions come from: the agent dir, the
+// (trusted) project, settings `extensions` and -e flags; --no-extensions
+// keeps only the -e flags.
+func (env *environment) extensionOptions() extensions.Options {
+	paths := append([]string(nil), env.args.Extensions...)
+	if !env.args.NoExtensions {
+		paths = append(append([]string(nil), env.settings.Extensions()...), paths...)
 	}
-	paths := append(append([]string(nil), env.settings.Extensions()...), env.args.Extensions...)
-	host, errs := extensions.Load(extensions.Options{
+	return extensions.Options{
 		AgentDir:       env.agentDir,
 		Cwd:            env.cwd,
 		Paths:          paths,
 		ProjectTrusted: env.trusted,
+		NoDiscovery:    env.args.NoExtensions,
 		Log:            env.stdio.Stderr,
-	})
+	}
+}
+
+// loadExtensions starts the extensions of extensionOptions.
+func (env *environment) loadExtensions() {
+	opts := env.extensionOptions()
+	if opts.NoDiscovery && len(opts.Paths) == 0 {
+		return
+	}
+	host, errs := extensions.Load(opts)
 	for _, e := range errs {
 		fmt.Fprintf(env.stdio.Stderr, "pisces: %v\n", e)
 	}

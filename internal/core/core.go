@@ -75,8 +75,12 @@ type Options struct {
 	Tools []tools.Tool // every tool that can be activated
 	// ToolsFor builds the tools for another working directory (used when a
 	// session of another project is opened); nil keeps Tools.
-	ToolsFor    func(cwd string) []tools.Tool
-	ActiveTools []string // names of the active ones (nil = DefaultActiveTools())
+	ToolsFor func(cwd string) []tools.Tool
+
+	// ActiveTools names the active tools. nil means DefaultActiveTools()
+	// plus every extension tool; otherwise it is the whole active set, and
+	// an extension tool is active only when named.
+	ActiveTools []string
 	// AllowedTools is the session's tool policy: the names --tools,
 	// --no-tools, --exclude-tools and the settings' defaultTools allow (nil:
 	// no limit). A subagent gets a tool only when the policy allows it or
@@ -86,6 +90,14 @@ type Options struct {
 	SystemPrompt       string   // --system-prompt
 	AppendSystemPrompt []string // --append-system-prompt
 	NoContextFiles     bool
+	// SkillPaths and PromptPaths are skills and prompt templates given for
+	// this run (--skill, --prompt-template): files or directories, absolute.
+	// NoSkills and NoPromptTemplates (--no-skills, --no-prompt-templates)
+	// leave out the ones found in the agent dir and the project.
+	SkillPaths        []string
+	PromptPaths       []string
+	NoSkills          bool
+	NoPromptTemplates bool
 	// Trusted is the trust decision for Cwd: it loads the project's own
 	// resources (.pisces/ settings, prompts, skills, rules, agents,
 	// SYSTEM.md, APPEND_SYSTEM.md).
@@ -183,6 +195,7 @@ func New(opts Options) (*Session, error) {
 		opts.Trust = resources.NewTrustDecider(opts.AgentDir, nil, "")
 	}
 	active := opts.ActiveTools
+	extActive := active == nil
 	if active == nil {
 		active = DefaultActiveTools()
 	}
@@ -213,8 +226,10 @@ func New(opts Options) (*Session, error) {
 	s.tools = s.withTaskTools(opts.Tools)
 	if ext := s.extensionTools(s.tools); len(ext) > 0 {
 		s.tools = append(s.tools, ext...)
-		for _, t := range ext {
-			s.active = append(s.active, t.Name())
+		if extActive {
+			for _, t := range ext {
+				s.active = append(s.active, t.Name())
+			}
 		}
 	}
 	s.loadResources()

@@ -10,7 +10,9 @@ import (
 // project (project-local ones only when the project is trusted).
 func (s *Session) loadResources() {
 	s.mu.Lock()
-	opts := resources.Options{AgentDir: s.opts.AgentDir, Cwd: s.cwd, Trusted: s.trusted}
+	opts := resources.Options{AgentDir: s.opts.AgentDir, Cwd: s.cwd, Trusted: s.trusted,
+		SkillPaths: s.opts.SkillPaths, PromptPaths: s.opts.PromptPaths,
+		NoSkillDiscovery: s.opts.NoSkills, NoPromptDiscovery: s.opts.NoPromptTemplates}
 	s.mu.Unlock()
 	set := resources.Load(opts)
 	for _, d := range set.Diagnostics {

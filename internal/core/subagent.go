@@ -167,7 +167,10 @@ func (s *Session) RunSubagent(ctx context.Context, spec task.SubagentSpec) task.
 		Store: store, InMemory: true, Model: model, ThinkingLevel: s.ThinkingLevel(),
 		Tools: ts, ActiveTools: active, SystemPrompt: spec.Agent.Prompt,
 		NoContextFiles: s.opts.NoContextFiles, APIKey: s.opts.APIKey, Log: s.log, Trusted: s.Trusted(),
-		AllowedTools: policy, isSubagent: true, taskIDPrefix: spec.ID + ".",
+		AllowedTools: policy,
+		SkillPaths:   s.opts.SkillPaths, PromptPaths: s.opts.PromptPaths,
+		NoSkills: s.opts.NoSkills, NoPromptTemplates: s.opts.NoPromptTemplates,
+		isSubagent: true, taskIDPrefix: spec.ID + ".",
 	})
 	if err != nil {
 		return task.SubagentOutcome{Error: err.Error(), ExitCode: 1}

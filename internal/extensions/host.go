@@ -43,6 +43,10 @@ type Options struct {
 	Emit    func(rpc.Event)
 	Timeout time.Duration // per hook call; 0 means DefaultTimeout
 	Log     io.Writer     // extensions' stderr, prefixed; nil means os.Stderr
+
+	// NoDiscovery (--no-extensions) skips <AgentDir>/extensions/ and
+	// <Cwd>/.pisces/extensions/; Paths still load.
+	NoDiscovery bool
 }
 
 // Host runs extensions and implements Hooks. A nil *Host is a valid Hooks
@@ -88,7 +92,11 @@ type member interface {
 // reported in the returned errors and left out; the Host is never nil.
 func Load(opts Options) (*Host, []error) {
 	h := newHost(opts)
-	paths, errs := discover(opts)
+	found, errs := Discover(opts)
+	paths := make([]string, len(found))
+	for i, f := range found {
+		paths[i] = f.Path
+	}
 	exts := make([]*procExt, len(paths))
 	startErrs := make([]error, len(paths))
 	var wg sync.WaitGroup
@@ -134,11 +142,27 @@ func newHost(opts Options) *Host {
 	return h
 }
 
-// discover lists the extension executables in load order, without
-// duplicates.
-func discover(opts Options) ([]string, []error) {
-	var paths, errs = []string{}, []error{}
+// Where an extension was found (Found.Scope).
+const (
+	ScopeUser    = "user"    // <AgentDir>/extensions/
+	ScopeProject = "project" // <Cwd>/.pisces/extensions/
+	ScopePath    = "path"    // one of Options.Paths
+)
+
+// Found is an extension executable Discover found.
+type Found struct {
+	Path  string // the executable
+	Scope string // ScopeUser, ScopeProject or ScopePath
+	Given string // for ScopePath: the Options.Paths entry it came from
+}
+
+// Discover lists the extension executables Load would start, in load
+// order, without duplicates and without starting them; errors name the
+// paths that could not be used.
+func Discover(opts Options) ([]Found, []error) {
+	var found, errs = []Found{}, []error{}
 	seen := map[string]bool{}
+	scope, given := "", ""
 	add := func(p string) {
 		key := p
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -146,7 +170,7 @@ func discover(opts Options) ([]string, []error) {
 		}
 		if !seen[key] {
 			seen[key] = true
-			paths = append(paths, p)
+			found = append(found, Found{Path: p, Scope: scope, Given: given})
 		}
 	}
 	scan := func(dir string, mustExist bool) {
@@ -167,13 +191,17 @@ func discover(opts Options) ([]string, []error) {
 			}
 		}
 	}
-	if opts.AgentDir != "" {
+	if opts.AgentDir != "" && !opts.NoDiscovery {
+		scope = ScopeUser
 		scan(filepath.Join(opts.AgentDir, "extensions"), false)
 	}
-	if opts.ProjectTrusted && opts.Cwd != "" {
+	if opts.ProjectTrusted && opts.Cwd != "" && !opts.NoDiscovery {
+		scope = ScopeProject
 		scan(filepath.Join(opts.Cwd, ".pisces", "extensions"), false)
 	}
+	scope = ScopePath
 	for _, p := range opts.Paths {
+		given = p
 		p, err := expandPath(p, opts.Cwd)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("extension %w", err))
@@ -198,7 +226,7 @@ func discover(opts Options) ([]string, []error) {
 		}
 		add(p)
 	}
-	return paths, errs
+	return found, errs
 }
 
 // entryPoint returns the executable a directory entry stands for: the file

@@ -625,6 +625,31 @@ func TestDiscoveryAndTrust(t *testing.T) {
 	}
 }
 
+// Discover names where each extension comes from without starting it;
+// NoDiscovery (--no-extensions) keeps only the explicit paths.
+func TestDiscoverScopes(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent")
+	global := shScript(t, filepath.Join(agent, "extensions"), "global", "exit 1\n")
+	project := shScript(t, filepath.Join(dir, ".pisces", "extensions"), "project", "exit 1\n")
+	extra := shScript(t, filepath.Join(dir, "more"), "extra", "exit 1\n")
+	opts := Options{AgentDir: agent, Cwd: dir, ProjectTrusted: true, Paths: []string{"more", global, "missing"}}
+	found, errs := Discover(opts)
+	want := []Found{{global, ScopeUser, ""}, {project, ScopeProject, ""}, {extra, ScopePath, "more"}}
+	if !slices.Equal(found, want) {
+		t.Errorf("found %+v, want %+v", found, want)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), filepath.Join(dir, "missing")) {
+		t.Errorf("errors %v", errs)
+	}
+	opts.NoDiscovery = true
+	found, _ = Discover(opts)
+	want = []Found{{extra, ScopePath, "more"}, {global, ScopePath, global}}
+	if !slices.Equal(found, want) {
+		t.Errorf("no discovery: found %+v, want %+v", found, want)
+	}
+}
+
 func TestNilHost(t *testing.T) {
 	var h *Host
 	ctx := context.Background()
@@ -825,7 +850,7 @@ func TestHomePathWithoutHome(t *testing.T) {
 	}
 	defer fsx.OverrideAccountHome(func() (string, error) { return "", errors.New("unknown user") })()
 	t.Setenv("HOME", "")
-	paths, errs := discover(Options{Cwd: cwd, Paths: []string{"~/ext"}})
+	paths, errs := Discover(Options{Cwd: cwd, Paths: []string{"~/ext"}})
 	if len(paths) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), `extension cannot expand "~/ext": cannot find your home directory`) {
 		t.Fatalf("paths %v, errors %v", paths, errs)
 	}

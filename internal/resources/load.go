@@ -62,6 +62,12 @@ type Options struct {
 	SkillPaths  []string
 	RulePaths   []string
 
+	// NoSkillDiscovery and NoPromptDiscovery (--no-skills,
+	// --no-prompt-templates) skip the project and agent-dir directories of
+	// skills and prompt templates; the explicit paths still load.
+	NoSkillDiscovery  bool
+	NoPromptDiscovery bool
+
 	// NoForeignRules skips other tools' rule files (.cursor, .windsurf,
 	// .clinerules) even in a trusted project.
 	NoForeignRules bool

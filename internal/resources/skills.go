@@ -37,6 +37,7 @@ var skillNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // recursively. A skill without a description is skipped; a name that is not
 // lowercase letters, digits and hyphens (at most 64) is loaded with a
 // warning. The first of a name wins (project, user, explicit paths).
+// NoSkillDiscovery leaves out the project and agent-dir skills.
 func LoadSkills(opts Options) (Skills, []Diagnostic) {
 	var out Skills
 	var diags []Diagnostic
@@ -65,10 +66,10 @@ func LoadSkills(opts Options) (Skills, []Diagnostic) {
 			add(f, scope)
 		}
 	}
-	if opts.Trusted && opts.Cwd != "" {
+	if opts.Trusted && opts.Cwd != "" && !opts.NoSkillDiscovery {
 		scan(filepath.Join(projectDir(opts.Cwd), "skills"), ScopeProject)
 	}
-	if opts.AgentDir != "" {
+	if opts.AgentDir != "" && !opts.NoSkillDiscovery {
 		scan(filepath.Join(opts.AgentDir, "skills"), ScopeUser)
 	}
 	for _, p := range opts.SkillPaths {

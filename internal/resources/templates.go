@@ -28,7 +28,8 @@ const descriptionMax = 60
 // LoadTemplates reads the ".md" files directly in <agentDir>/prompts/,
 // <cwd>/.pisces/prompts/ (when trusted) and the explicit PromptPaths. When
 // two share a name the first wins, in the order project, user, explicit
-// paths; the loser is reported as a diagnostic.
+// paths; the loser is reported as a diagnostic. NoPromptDiscovery leaves
+// out the project and agent-dir templates.
 func LoadTemplates(opts Options) (Templates, []Diagnostic) {
 	var out Templates
 	var diags []Diagnostic
@@ -46,12 +47,12 @@ func LoadTemplates(opts Options) (Templates, []Diagnostic) {
 		seen[t.Name] = t
 		out = append(out, t)
 	}
-	if opts.Trusted && opts.Cwd != "" {
+	if opts.Trusted && opts.Cwd != "" && !opts.NoPromptDiscovery {
 		for _, f := range listFiles(filepath.Join(projectDir(opts.Cwd), "prompts"), ".md") {
 			add(f, ScopeProject)
 		}
 	}
-	if opts.AgentDir != "" {
+	if opts.AgentDir != "" && !opts.NoPromptDiscovery {
 		for _, f := range listFiles(filepath.Join(opts.AgentDir, "prompts"), ".md") {
 			add(f, ScopeUser)
 		}

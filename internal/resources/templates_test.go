@@ -227,3 +227,34 @@ func TestSetExpandOrder(t *testing.T) {
 		t.Errorf("plain: %q %v", got, ok)
 	}
 }
+
+// --no-skills and --no-prompt-templates leave out the discovered skills and
+// templates (agent dir and project) but keep the explicit paths.
+func TestNoDiscovery(t *testing.T) {
+	agentDir, cwd := fixture(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"extra/one.md":       "One $1",
+		"skills/s1/SKILL.md": "---\ndescription: S1\n---\nbody",
+	})
+	all := Load(Options{AgentDir: agentDir, Cwd: cwd, Trusted: true})
+	if len(all.Templates) == 0 || len(all.Skills) == 0 {
+		t.Fatalf("fixture has no discovered resources: %+v", all)
+	}
+	opts := Options{AgentDir: agentDir, Cwd: cwd, Trusted: true,
+		PromptPaths: []string{filepath.Join(dir, "extra")}, SkillPaths: []string{filepath.Join(dir, "skills")},
+		NoSkillDiscovery: true, NoPromptDiscovery: true}
+	s := Load(opts)
+	if names := templateNames(s.Templates); !reflect.DeepEqual(names, []string{"one"}) {
+		t.Errorf("templates %v", names)
+	}
+	if len(s.Skills) != 1 || s.Skills[0].Name != "s1" || s.Skills[0].Scope != ScopeTemporary {
+		t.Errorf("skills %+v", s.Skills)
+	}
+	// Each switch is independent.
+	opts.NoPromptDiscovery = false
+	s = Load(opts)
+	if len(s.Templates) != len(all.Templates)+1 || len(s.Skills) != 1 {
+		t.Errorf("only skills off: %d templates, %d skills", len(s.Templates), len(s.Skills))
+	}
+}

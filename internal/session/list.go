@@ -491,7 +491,11 @@ func strOrSkip(c *cur) string {
 
 // MostRecent returns the newest valid session file in dir by mtime ("" if
 // there is none), for -c/--continue.
-func MostRecent(dir string) (string, error) {
+func MostRecent(dir string) (string, error) { return MostRecentFor(dir, "") }
+
+// MostRecentFor is MostRecent keeping only sessions whose header cwd is
+// cwdFilter (when not ""), for a custom --session-dir shared by projects.
+func MostRecentFor(dir, cwdFilter string) (string, error) {
 	files, err := sessionFiles(dir)
 	if err != nil {
 		return "", err
@@ -509,7 +513,7 @@ func MostRecent(dir string) (string, error) {
 	}
 	sort.SliceStable(fms, func(a, b int) bool { return fms[a].mtime.After(fms[b].mtime) })
 	for _, f := range fms {
-		if _, ok := ReadHeader(f.path); ok {
+		if h, ok := ReadHeader(f.path); ok && (cwdFilter == "" || h.Cwd == cwdFilter) {
 			return f.path, nil
 		}
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -169,6 +170,48 @@ func (s *Session) branchedLocked(leaf *Entry, dir string) (*Session, error) {
 		ns.index(le)
 		idc := le.ID
 		prev = &idc
+	}
+	if !ns.inMemory && ns.hasConv {
+		if err := ns.createFileLocked(nil); err != nil {
+			return nil, err
+		}
+	}
+	return ns, nil
+}
+
+// ForkFrom copies a whole session file into a new session of another
+// working directory (pi's forkFrom, behind --fork): a new header with a new
+// id (opts.ID when given), opts.Cwd as its cwd and the source file as its
+// parentSession, then every entry of the source, byte for byte and in file
+// order, so the new session has the source's whole tree, labels and name.
+// The new file goes into opts.Dir and is written at once when it holds a
+// user or assistant message. The source is only read (a source of an older
+// version is migrated first, as on every open).
+func ForkFrom(src string, opts Options) (*Session, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("Cannot fork: %w", err)
+	} else if fi.Size() == 0 {
+		return nil, fmt.Errorf("Cannot fork: source session file is empty or invalid: %s", abs)
+	}
+	old, _, err := Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("Cannot fork: %w", err)
+	}
+	defer old.Close()
+	ns, err := New(Options{Dir: opts.Dir, Cwd: opts.Cwd, InMemory: opts.InMemory, ParentSession: abs, ID: opts.ID})
+	if err != nil {
+		return nil, err
+	}
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for _, e := range old.entries {
+		ns.index(e)
 	}
 	if !ns.inMemory && ns.hasConv {
 		if err := ns.createFileLocked(nil); err != nil {

@@ -358,3 +358,81 @@ func TestAppendRaw(t *testing.T) {
 		t.Errorf("raw %s", e.Raw)
 	}
 }
+
+func TestForkFrom(t *testing.T) {
+	p := copyFixture(t, "labels.jsonl")
+	before, _ := os.ReadFile(p)
+	dir := t.TempDir()
+	cwd := t.TempDir()
+	f, err := ForkFrom(p, Options{Dir: dir, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	src, _ := mustOpen(t, p)
+	h := f.Header()
+	if h.ParentSession != p || h.Cwd != cwd || h.ID == src.ID() || filepath.Dir(f.File()) != dir {
+		t.Errorf("header %+v", h)
+	}
+	// Every entry of the source, byte for byte, in file order.
+	var want bytes.Buffer
+	for _, e := range src.Entries() {
+		want.Write(e.Raw)
+		want.WriteByte('\n')
+	}
+	data, err := os.ReadFile(f.File())
+	if err != nil {
+		t.Fatalf("fork not written at once: %v", err)
+	}
+	_, body, _ := bytes.Cut(data, []byte("\n"))
+	if !bytes.Equal(body, want.Bytes()) {
+		t.Errorf("entries differ:\n%s\nwant\n%s", body, want.Bytes())
+	}
+	if f.LeafID() != src.LeafID() {
+		t.Errorf("leaf %s, want %s", f.LeafID(), src.LeafID())
+	}
+	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
+		t.Error("source changed")
+	}
+	// An explicit id is used, and checked.
+	g, err := ForkFrom(p, Options{Dir: dir, Cwd: cwd, ID: "my-fork"})
+	if err != nil || g.ID() != "my-fork" {
+		t.Errorf("explicit id: %v", err)
+	}
+	if _, err := ForkFrom(p, Options{Dir: dir, Cwd: cwd, ID: "bad id"}); err == nil {
+		t.Error("invalid id accepted")
+	}
+	// An empty or missing source is an error naming it.
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := ForkFrom(empty, Options{Dir: dir, Cwd: cwd}); err == nil || !strings.Contains(err.Error(), empty) {
+		t.Errorf("empty source: %v", err)
+	}
+	if _, err := ForkFrom(filepath.Join(dir, "missing.jsonl"), Options{Dir: dir, Cwd: cwd}); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+		t.Errorf("missing source: %v", err)
+	}
+}
+
+func TestMostRecentForCwd(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(cwd string, mtime time.Time) string {
+		s, err := New(Options{Dir: dir, Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AppendMessage(&ai.UserMessage{Role: ai.RoleUser, Content: ai.StringContent("hi"), Timestamp: 1}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		os.Chtimes(s.File(), mtime, mtime)
+		return s.File()
+	}
+	now := time.Now()
+	a := mk("/proj/a", now.Add(-2*time.Hour))
+	b := mk("/proj/b", now.Add(-time.Hour))
+	for _, c := range []struct{ filter, want string }{{"", b}, {"/proj/a", a}, {"/proj/b", b}, {"/proj/c", ""}} {
+		if got, err := MostRecentFor(dir, c.filter); err != nil || got != c.want {
+			t.Errorf("MostRecentFor(%q) = %q, %v; want %q", c.filter, got, err, c.want)
+		}
+	}
+}
