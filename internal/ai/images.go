@@ -50,30 +50,51 @@ func hasImageURL(blocks []Content) bool {
 // the fetched image (data and MIME type), for a provider that cannot be
 // handed URLs. Messages without such images are shared, the others copied:
 // msgs itself (the session's messages) is not changed. Each URL is fetched
-// once; the first failure is returned.
+// once per call.
+//
+// An image that cannot be fetched fails the call when it belongs to the
+// latest user message or what follows it (the prompt being answered). An
+// older one is replaced by a text block with the reason, so that one bad
+// URL in the history does not stop the conversation. A cancelled ctx
+// returns ctx's error.
 func InlineImageURLs(ctx context.Context, f ImageFetcher, msgs []Message) ([]Message, error) {
 	if !HasImageURLs(msgs) {
 		return msgs, nil
 	}
-	type image struct{ mimeType, data string }
-	got := map[string]image{}
-	inline := func(blocks []Content) ([]Content, error) {
+	current := 0 // index of the latest user message
+	for i, m := range msgs {
+		if _, ok := m.(*UserMessage); ok {
+			current = i
+		}
+	}
+	type result struct {
+		mimeType, data string
+		err            error
+	}
+	got := map[string]result{}
+	inline := func(blocks []Content, older bool) ([]Content, error) {
 		out := make([]Content, len(blocks))
 		copy(out, blocks)
 		for i, c := range out {
 			if !c.IsImageURL() {
 				continue
 			}
-			im, ok := got[c.URL]
+			r, ok := got[c.URL]
 			if !ok {
-				mt, data, err := f.FetchImage(ctx, c.URL)
-				if err != nil {
+				r.mimeType, r.data, r.err = f.FetchImage(ctx, c.URL)
+				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				im = image{mt, data}
-				got[c.URL] = im
+				got[c.URL] = r
 			}
-			out[i] = Image(im.data, im.mimeType)
+			switch {
+			case r.err == nil:
+				out[i] = Image(r.data, r.mimeType)
+			case older:
+				out[i] = Text("[" + r.err.Error() + "]")
+			default:
+				return nil, r.err
+			}
 		}
 		return out, nil
 	}
@@ -85,7 +106,7 @@ func InlineImageURLs(ctx context.Context, f ImageFetcher, msgs []Message) ([]Mes
 		}
 		switch v := m.(type) {
 		case *UserMessage:
-			blocks, err := inline(v.Content.Blocks)
+			blocks, err := inline(v.Content.Blocks, i < current)
 			if err != nil {
 				return nil, err
 			}
@@ -93,7 +114,7 @@ func InlineImageURLs(ctx context.Context, f ImageFetcher, msgs []Message) ([]Mes
 			cp.Content = BlockContent(blocks...)
 			out[i] = &cp
 		case *ToolResultMessage:
-			blocks, err := inline(v.Content)
+			blocks, err := inline(v.Content, i < current)
 			if err != nil {
 				return nil, err
 			}

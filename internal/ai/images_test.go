@@ -3,7 +3,9 @@ package ai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pisces-agent/pisces/internal/fetch/fetchtest"
@@ -105,5 +107,50 @@ func TestImageURLBlockJSON(t *testing.T) {
 		if err != nil || string(b) != `{"type":"image","url":"https://example.com/x.png?a=1&b=<2>"}` {
 			t.Errorf("fast=%v: %s %v", fast, b, err)
 		}
+	}
+}
+
+// A URL that fails in an older message becomes a note; in the latest user
+// message (and the tool results after it) it fails the call.
+func TestInlineImageURLsOlderFailuresBecomeNotes(t *testing.T) {
+	f := &fetchtest.Fetcher{Images: map[string]fetchtest.Image{"https://example.com/ok.png": {MimeType: "image/png", Data: []byte("ok")}}}
+	bad := "https://example.com/gone.png"
+	older := &UserMessage{Role: RoleUser, Content: BlockContent(Text("first"), ImageURL(bad))}
+	failed := &AssistantMessage{Role: RoleAssistant, StopReason: StopError, ErrorMessage: "cannot fetch image"}
+	latest := &UserMessage{Role: RoleUser, Content: BlockContent(Text("try this"), ImageURL("https://example.com/ok.png"))}
+
+	got, err := InlineImageURLs(context.Background(), f, []Message{older, failed, latest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"user","content":[{"type":"text","text":"first"},{"type":"text","text":"[cannot fetch image https://example.com/gone.png: the server answered 404 Not Found]"}],"timestamp":0}`
+	if b, _ := json.Marshal(got[0]); string(b) != want {
+		t.Errorf("older message:\n got %s\nwant %s", b, want)
+	}
+	if b, _ := json.Marshal(got[2]); !strings.Contains(string(b), `"data":"b2s="`) {
+		t.Errorf("latest message %s", b)
+	}
+
+	// The same URL in the latest message, or in a tool result after it.
+	for _, last := range []Message{
+		&UserMessage{Role: RoleUser, Content: BlockContent(ImageURL(bad))},
+		&ToolResultMessage{Role: RoleToolResult, Content: []Content{ImageURL(bad)}},
+	} {
+		_, err = InlineImageURLs(context.Background(), f, []Message{older, latest, last})
+		if err == nil || err.Error() != "cannot fetch image "+bad+": the server answered 404 Not Found" {
+			t.Errorf("%T last: error %v", last, err)
+		}
+	}
+}
+
+func TestInlineImageURLsCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	msgs := []Message{
+		&UserMessage{Role: RoleUser, Content: BlockContent(ImageURL("https://example.com/a.png"))},
+		&UserMessage{Role: RoleUser, Content: StringContent("latest")},
+	}
+	if _, err := InlineImageURLs(ctx, &fetchtest.Fetcher{}, msgs); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled (an abort is not a note)", err)
 	}
 }

@@ -255,9 +255,10 @@ func TestRedirects(t *testing.T) {
 	})
 	f := allowing(t, Timeout, MaxBytes, outside, target)
 
+	// localhost may resolve to ::1 first: the kind is what counts.
 	for _, p := range []string{"/to-loopback", "/to-localhost"} {
 		_, _, err := f.FetchImage(context.Background(), outside.URL+p)
-		wantError(t, err, outside.URL+p, "127.0.0.1 is a loopback address")
+		wantError(t, err, outside.URL+p, "is a loopback address")
 	}
 	if n := inside.hits.Load(); n != 0 {
 		t.Errorf("the inside server got %d requests through redirects, want 0", n)
