@@ -93,10 +93,12 @@ type Fetcher struct {
 	// allow lets this package's tests reach their local servers.
 	allow func(netip.AddrPort) bool
 
-	mu    sync.Mutex
-	lru   *list.List // of *cached, most recently used first
-	byURL map[string]*list.Element
-	size  int
+	mu       sync.Mutex
+	lru      *list.List // of *cached, most recently used first
+	byURL    map[string]*list.Element
+	size     int
+	cacheMax int              // base64 bytes kept in all
+	now      func() time.Time // the cache's clock
 }
 
 type cached struct {
@@ -108,11 +110,15 @@ type cached struct {
 // pool.
 func New() *Fetcher { return newFetcher(nil, Timeout, MaxBytes) }
 
-// Default is the process's shared Fetcher (one cache for every session).
-var Default = sync.OnceValue(New)
+// Default returns the process's shared Fetcher (one cache for every
+// session).
+func Default() *Fetcher { return shared() }
+
+var shared = sync.OnceValue(New)
 
 func newFetcher(allow func(netip.AddrPort) bool, timeout time.Duration, maxBytes int64) *Fetcher {
-	f := &Fetcher{timeout: timeout, maxBytes: maxBytes, allow: allow, lru: list.New(), byURL: map[string]*list.Element{}}
+	f := &Fetcher{timeout: timeout, maxBytes: maxBytes, allow: allow,
+		lru: list.New(), byURL: map[string]*list.Element{}, cacheMax: cacheBytes, now: time.Now}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: f.checkDial}
 	f.client = &http.Client{
 		Transport: &http.Transport{
@@ -306,7 +312,7 @@ func (f *Fetcher) lookup(u string) (string, string, bool) {
 		return "", "", false
 	}
 	c := el.Value.(*cached)
-	if time.Since(c.at) > cacheTTL {
+	if f.now().Sub(c.at) > cacheTTL {
 		f.remove(el)
 		return "", "", false
 	}
@@ -315,18 +321,18 @@ func (f *Fetcher) lookup(u string) (string, string, bool) {
 }
 
 func (f *Fetcher) store(u, mimeType, data string) {
-	if len(data) > cacheBytes {
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(data) > f.cacheMax {
+		return
+	}
 	if el, ok := f.byURL[u]; ok {
 		f.remove(el)
 	}
-	for f.size+len(data) > cacheBytes {
+	for f.size+len(data) > f.cacheMax {
 		f.remove(f.lru.Back())
 	}
-	f.byURL[u] = f.lru.PushFront(&cached{u, mimeType, data, time.Now()})
+	f.byURL[u] = f.lru.PushFront(&cached{u, mimeType, data, f.now()})
 	f.size += len(data)
 }
 

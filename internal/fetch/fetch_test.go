@@ -158,17 +158,35 @@ func TestRefusesInsideAddresses(t *testing.T) {
 	f := New()
 	for u, kind := range map[string]string{
 		"http://127.0.0.1:9/a.png":                 "127.0.0.1 is a loopback address",
-		"http://[::1]:9/a.png":                     "::1 is a loopback address",
 		"http://10.0.0.1/a.png":                    "10.0.0.1 is a private address",
 		"http://192.168.0.1/a.png":                 "192.168.0.1 is a private address",
 		"https://169.254.169.254/latest/meta-data": "169.254.169.254 is a link-local address",
 		"http://100.64.0.1/a.png":                  "100.64.0.1 is a shared (carrier-grade NAT) address",
-		"http://[fd12::1]/a.png":                   "fd12::1 is a private address",
 		"http://0.0.0.0:9/a.png":                   "0.0.0.0 is an unspecified address",
 		"http://[::ffff:127.0.0.1]:9/a.png":        "127.0.0.1 is a loopback address",
 	} {
 		_, _, err := f.FetchImage(context.Background(), u)
 		wantError(t, err, u, kind, "only public addresses are fetched")
+	}
+}
+
+// IPv6 addresses are checked the same way; called directly, since a test
+// machine may have no IPv6 sockets to dial from.
+func TestRefusesInsideIPv6Addresses(t *testing.T) {
+	f := New()
+	for addr, want := range map[string]string{
+		"[::1]:443":           "::1 is a loopback address; only public addresses are fetched",
+		"[fd12::1]:80":        "fd12::1 is a private address; only public addresses are fetched",
+		"[fe80::1%eth0]:80":   "fe80::1 is a link-local address; only public addresses are fetched",
+		"[64:ff9b::a00:1]:80": "64:ff9b::a00:1 is a private address; only public addresses are fetched", // NAT64 of 10.0.0.1
+	} {
+		err := f.checkDial("tcp6", addr, nil)
+		if err == nil || err.Error() != want {
+			t.Errorf("checkDial(%s) = %v, want %q", addr, err, want)
+		}
+	}
+	if err := f.checkDial("tcp6", "[2606:4700::1111]:443", nil); err != nil {
+		t.Errorf("a public IPv6 address: %v", err)
 	}
 }
 
@@ -341,4 +359,46 @@ func TestCancel(t *testing.T) {
 func TestRefusesBadURLBeforeConnecting(t *testing.T) {
 	_, _, err := New().FetchImage(context.Background(), "gopher://example.com/a.png")
 	wantError(t, err, "gopher://example.com/a.png", `the scheme "gopher" is not accepted`)
+}
+
+func TestCacheEvictionAndExpiry(t *testing.T) {
+	img := pngBytes(t)
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write(img) })
+	f := allowing(t, Timeout, MaxBytes, s)
+	size := len(base64.StdEncoding.EncodeToString(img))
+	f.cacheMax = 2 * size // room for two images
+	clock := time.Now()
+	f.now = func() time.Time { return clock }
+	fetchAll := func(paths ...string) {
+		t.Helper()
+		for _, p := range paths {
+			if _, _, err := f.FetchImage(context.Background(), s.URL+p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	hits := func() int { return int(s.hits.Load()) }
+
+	fetchAll("/a", "/b", "/a") // /a is now the most recently used
+	if hits() != 2 {
+		t.Fatalf("%d requests, want 2", hits())
+	}
+	fetchAll("/c") // evicts /b, the least recently used
+	fetchAll("/a", "/c")
+	if hits() != 3 {
+		t.Errorf("%d requests after /c, /a, /c; want 3 (both cached)", hits())
+	}
+	fetchAll("/b")
+	if hits() != 4 {
+		t.Errorf("/b was not evicted")
+	}
+	if f.size > f.cacheMax || len(f.byURL) != 2 || f.lru.Len() != 2 {
+		t.Errorf("cache holds %d bytes in %d/%d entries, limit %d", f.size, len(f.byURL), f.lru.Len(), f.cacheMax)
+	}
+
+	clock = clock.Add(cacheTTL + time.Second)
+	fetchAll("/b")
+	if hits() != 5 {
+		t.Errorf("an entry older than %s was used", cacheTTL)
+	}
 }
