@@ -73,17 +73,21 @@ const (
 )
 
 // ImageInput is an image attached to a prompt: pi's {type:"image", data,
-// mimeType} or the form of pi's older RPC documentation (January 2026) and
-// oh-my-pi's, {type:"image", source:{type:"base64", mediaType, data}} (or
-// a URL source).
+// mimeType}, an image by address {type:"image", url} (the form messages
+// carry it in), or the form of pi's older RPC documentation (January 2026)
+// and oh-my-pi's, {type:"image", source:{type:"base64", mediaType, data}}
+// or {type:"image", source:{type:"url", url}}. URLs are http or https
+// (docs/rpc.md, "Images").
 type ImageInput struct {
 	Type     string       `json:"type"`
 	Data     string       `json:"data,omitempty"`
 	MimeType string       `json:"mimeType,omitempty"`
+	URL      string       `json:"url,omitempty"`
 	Source   *ImageSource `json:"source,omitempty"`
 }
 
-// ImageSource is the source of an image in the {type:"image", source} form.
+// ImageSource is the source of an image in the {type:"image", source}
+// form: base64 data or a URL.
 type ImageSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"mediaType,omitempty"`

@@ -29,9 +29,12 @@ type Content struct {
 	ThinkingSignature string
 	Redacted          bool
 
-	// image
+	// image: Data (base64) and MimeType, or URL for an image the message
+	// names by address (fetched or passed on when a provider request is
+	// built; see ImageFetcher)
 	Data     string
 	MimeType string
+	URL      string
 
 	// toolCall
 	ID               string
@@ -52,6 +55,12 @@ func Image(data, mimeType string) Content {
 	return Content{Type: ContentImage, Data: data, MimeType: mimeType}
 }
 
+// ImageURL returns an image block that names its image by URL.
+func ImageURL(url string) Content { return Content{Type: ContentImage, URL: url} }
+
+// IsImageURL reports whether c is an image given by URL.
+func (c Content) IsImageURL() bool { return c.Type == ContentImage && c.URL != "" }
+
 type textJSON struct {
 	Type          string `json:"type"`
 	Text          string `json:"text"`
@@ -69,6 +78,15 @@ type imageJSON struct {
 	Type     string `json:"type"`
 	Data     string `json:"data"`
 	MimeType string `json:"mimeType"`
+}
+
+// imageURLJSON is an image given by URL: data and mimeType are written only
+// when set. It also reads every image block.
+type imageURLJSON struct {
+	Type     string `json:"type"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	URL      string `json:"url,omitempty"`
 }
 
 type toolCallJSON struct {
@@ -98,6 +116,9 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	case ContentThinking:
 		return jsonx.MarshalObject(thinkingJSON{c.Type, c.Thinking, c.ThinkingSignature, c.Redacted}, c.Extra)
 	case ContentImage:
+		if c.URL != "" {
+			return jsonx.MarshalObject(imageURLJSON{c.Type, c.Data, c.MimeType, c.URL}, c.Extra)
+		}
 		return jsonx.MarshalObject(imageJSON{c.Type, c.Data, c.MimeType}, c.Extra)
 	case ContentToolCall:
 		args := c.Arguments
@@ -130,9 +151,9 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 			c.Thinking, c.ThinkingSignature, c.Redacted = v.Thinking, v.ThinkingSignature, v.Redacted
 		}
 	case ContentImage:
-		var v imageJSON
+		var v imageURLJSON
 		if c.Extra, err = jsonx.UnmarshalObject(data, &v); err == nil {
-			c.Data, c.MimeType = v.Data, v.MimeType
+			c.Data, c.MimeType, c.URL = v.Data, v.MimeType, v.URL
 		}
 	case ContentToolCall:
 		var v toolCallJSON

@@ -94,10 +94,18 @@ func (c Content) AppendJSON(dst []byte) ([]byte, error) {
 			dst = append(dst, `,"redacted":true`...)
 		}
 	case ContentImage:
-		dst = append(dst, `,"data":`...)
-		dst = jsonx.AppendString(dst, c.Data)
-		dst = append(dst, `,"mimeType":`...)
-		dst = jsonx.AppendString(dst, c.MimeType)
+		if c.URL == "" || c.Data != "" {
+			dst = append(dst, `,"data":`...)
+			dst = jsonx.AppendString(dst, c.Data)
+		}
+		if c.URL == "" || c.MimeType != "" {
+			dst = append(dst, `,"mimeType":`...)
+			dst = jsonx.AppendString(dst, c.MimeType)
+		}
+		if c.URL != "" {
+			dst = append(dst, `,"url":`...)
+			dst = jsonx.AppendString(dst, c.URL)
+		}
 	case ContentToolCall:
 		dst = append(dst, `,"id":`...)
 		dst = jsonx.AppendString(dst, c.ID)

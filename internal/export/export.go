@@ -339,8 +339,12 @@ var (
 )
 
 // image shows an image block inline as a data: URI (the page stays
-// self-contained); other types are named only.
+// self-contained); other types are named only, and an image given by URL is
+// shown as its address (nothing is fetched when the page is opened).
 func image(c *ai.Content) string {
+	if c.URL != "" {
+		return `<div class="sub">[image: ` + esc(c.URL) + "]</div>\n"
+	}
 	if imageMime().MatchString(c.MimeType) && base64Re().MatchString(c.Data) {
 		return `<div class="image"><img alt="image" src="data:` + c.MimeType + `;base64,` + c.Data + `"></div>` + "\n"
 	}

@@ -15,7 +15,7 @@ const fixture = `{"type":"session","version":3,"id":"sess-x","timestamp":"2026-0
 {"type":"model_change","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"anthropic","modelId":"claude-x"}
 {"type":"message","id":"u1","parentId":"m1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"Please check <script>alert(1)</script> and see https://example.com/x.png and ![pic](https://evil.example/p.png) plus [docs](http://docs.example/a) and <img src=\"http://evil.example/i.png\"> & <b>bold</b>","timestamp":1}}
 {"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Secret **plan**"},{"type":"text","text":"Here is code:\n\n` + "```go" + `\nfunc main() { fmt.Println(\"hi <there>\") } // note\n` + "```" + `\n\n<div onclick=\"x()\">raw block</div>\n"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"/home/u/proj/main.go","offset":1,"limit":10}}],"api":"x","provider":"anthropic","model":"claude-x","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1}}
-{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"package main </pre><script>bad()</script>"}],"isError":false,"timestamp":1}}
+{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"package main </pre><script>bad()</script>"},{"type":"image","url":"https://evil.example/shot.png?a=1&b=\"x\""}],"isError":false,"timestamp":1}}
 {"type":"message","id":"b1","parentId":"r1","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"bashExecution","command":"ls -la","output":"total 0","exitCode":1,"cancelled":false,"truncated":false,"timestamp":1}}
 {"type":"compaction","id":"c0","parentId":"b1","timestamp":"2026-01-01T00:00:06.000Z","summary":"Earlier we **did** things.","firstKeptEntryId":"u1","tokensBefore":5000}
 {"type":"label","id":"l1","parentId":"c0","timestamp":"2026-01-01T00:00:07.000Z","targetId":"u1","label":"start here"}
@@ -48,10 +48,11 @@ func TestHTMLExport(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<!DOCTYPE html>", "<title>Export test</title>", "sess-x", "2026-01-01 00:00:00 UTC", "/home/u/proj",
-		"Please check &lt;script&gt;alert(1)&lt;/script&gt;",  // user text escaped
-		"&lt;img src=&#34;http://evil.example/i.png&#34;&gt;", // inline raw HTML shown as text
-		"&lt;b&gt;bold&lt;/b&gt;",                             //
-		`<span class="md-img">[image: pic]</span>`,            // remote image not loaded
+		"Please check &lt;script&gt;alert(1)&lt;/script&gt;",                                  // user text escaped
+		"&lt;img src=&#34;http://evil.example/i.png&#34;&gt;",                                 // inline raw HTML shown as text
+		"&lt;b&gt;bold&lt;/b&gt;",                                                             //
+		`<span class="md-img">[image: pic]</span>`,                                            // remote image not loaded
+		`<div class="sub">[image: https://evil.example/shot.png?a=1&amp;b=&#34;x&#34;]</div>`, // image by URL named, not loaded
 		`<span class="md-link">docs</span> <span class="md-url">&lt;http://docs.example/a&gt;</span>`,
 		`<details class="block thinking"><summary>Thinking</summary>`, // collapsible thinking
 		"Secret <strong>plan</strong>",                                // rendered markdown

@@ -35,7 +35,7 @@ var (
 	costKeys       = []string{"input", "output", "cacheRead", "cacheWrite", "total"}
 	textKeys       = []string{"type", "text", "textSignature"}
 	thinkingKeys   = []string{"type", "thinking", "thinkingSignature", "redacted"}
-	imageKeys      = []string{"type", "data", "mimeType"}
+	imageKeys      = []string{"type", "data", "mimeType", "url"}
 	toolCallKeys   = []string{"type", "id", "name", "arguments", "thoughtSignature", "argumentsError", "namespace"}
 
 	userSet       = newKeySet(userKeys)
@@ -654,6 +654,8 @@ func fastBlock(c *cur, b *ai.Content) {
 			b.Data = c.str()
 		case b.Type == ai.ContentImage && k == "mimeType":
 			b.MimeType = c.str()
+		case b.Type == ai.ContentImage && k == "url":
+			b.URL = c.str()
 		case b.Type == ai.ContentToolCall && k == "id":
 			b.ID = c.str()
 		case b.Type == ai.ContentToolCall && k == "name":

@@ -566,6 +566,7 @@ func TestFastDecodeMatches(t *testing.T) {
 		[]byte(`{"role":"toolResult","toolCallId":"c","toolName":"t","content":[{"type":"image","data":"AAA","mimeType":"image/png"}],"details":null,"usage":{"input":2},"isError":true,"durationMs":3,"nestedCalls":{"calls":[]},"timestamp":4,"z":{}}`),
 		[]byte(`{"role":"assistant","content":[{"type":"toolCall","id":"1","name":"n","arguments":{"a":1},"thoughtSignature":"s","argumentsError":"e","namespace":"ns"},{"type":"thinking","thinking":"t","redacted":true}],"endTurn":false,"durationMs":5,"timestamp":-3}`),
 		[]byte(`{"role":"user","content":[{"type":"text","text":"\xff bad utf8"}],"timestamp":1}`),
+		[]byte(`{"role":"user","content":[{"type":"image","url":"https://example.com/a.png"},{"type":"image","mimeType":"image/png","url":"http://example.com/b","alt":1}],"timestamp":1}`),
 	}
 	check := func(raw []byte) {
 		n++

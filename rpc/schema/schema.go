@@ -172,13 +172,13 @@ var descriptions = sync.OnceValue(func() map[string]string {
 		"AssistantMessageEvent":    "One step of a streamed assistant message (pi's AssistantMessageEvent). partial is sent on the legacy wire only.",
 		"TextContent":              "A text block.",
 		"ThinkingContent":          "A thinking block.",
-		"ImageContent":             "An image block (base64 data).",
+		"ImageContent":             "An image block: base64 data and mimeType, or an http(s) url (fetched, or passed to the provider, when a request is built).",
 		"ToolCallContent":          "A tool call; arguments is a JSON object.",
 		"Model":                    "A model as pi describes it.",
 		"Usage":                    "Token counts and cost of a model response.",
 		"Cost":                     "Cost in dollars.",
-		"ImageInput":               "An image attached to a prompt: pi's {type, data, mimeType} or {type, source} (the form of pi's older RPC documentation and oh-my-pi's).",
-		"ImageSource":              "The source of an image in the {type, source} form.",
+		"ImageInput":               "An image attached to a prompt: pi's {type, data, mimeType}, {type, url}, or {type, source} (the form of pi's older RPC documentation and oh-my-pi's). URLs are http or https.",
+		"ImageSource":              "The source of an image in the {type, source} form: base64 data with its mediaType, or a url.",
 		"SystemMessage":            "The system prompt and tool loadout checkpoint (pi 1.5).",
 		"UserMessage":              "A prompt.",
 		"AssistantMessage":         "One model response.",
@@ -524,11 +524,19 @@ func (g *generator) contentRef() *obj {
 				"thinkingSignature", str(),
 				"redacted", newObj("type", "boolean"),
 			), "type", "thinking"),
-			block("ImageContent", newObj(
-				"type", constOf(ai.ContentImage),
-				"data", str(),
-				"mimeType", str(),
-			), "type", "data", "mimeType"),
+			// base64 data and its MIME type, or a URL (the MIME type then
+			// optional)
+			g.define("ImageContent", func() *obj {
+				return newObj("type", "object", "properties", newObj(
+					"type", constOf(ai.ContentImage),
+					"data", str(),
+					"mimeType", str(),
+					"url", str(),
+				), "required", []string{"type"}, "anyOf", []any{
+					newObj("required", []string{"data", "mimeType"}),
+					newObj("required", []string{"url"}),
+				})
+			}),
 			block("ToolCallContent", newObj(
 				"type", constOf(ai.ContentToolCall),
 				"id", str(),

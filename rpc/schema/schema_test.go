@@ -164,6 +164,7 @@ func TestStructure(t *testing.T) {
 		{"Response", `{"type":"response","command":"cycle_model","success":true,"data":{"model":null,"thinkingLevel":"high"}}`},
 		{"Event", `{"type":"agent_settled"}`},
 		{"Event", `{"type":"message_end","message":{"role":"robot","timestamp":1}}`},
+		{"Event", `{"type":"message_end","message":{"role":"user","content":[{"type":"image","mimeType":"image/png"}],"timestamp":1}}`},
 		{"Event", `{"type":"message_update","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"assistantMessageEvent":{"type":"text_delta","contentIndex":0}}`},
 	} {
 		if err := v.validateLine(tc.def, []byte(tc.line)); err == nil {
@@ -176,6 +177,8 @@ func TestStructure(t *testing.T) {
 		{"Response", `{"type":"response","command":"cycle_model","success":true,"data":null}`},
 		{"Response", `{"id":"7","type":"response","command":"parse","success":false,"error":"Failed to parse command"}`},
 		{"Event", `{"type":"message_end","message":{"role":"user","content":"hi","timestamp":1}}`},
+		{"Command", `{"type":"prompt","message":"hi","images":[{"type":"image","url":"https://example.com/a.png"},{"type":"image","source":{"type":"url","url":"https://example.com/b.png"}}]}`},
+		{"Event", `{"type":"message_end","message":{"role":"user","content":[{"type":"image","url":"https://example.com/a.png"},{"type":"image","data":"AA==","mimeType":"image/png"}],"timestamp":1}}`},
 		{"Event", `{"type":"auto_compaction_start","reason":"threshold"}`},
 	} {
 		if err := v.validateLine(tc.def, []byte(tc.line)); err != nil {

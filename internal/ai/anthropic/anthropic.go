@@ -18,6 +18,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/fetch"
 )
 
 // API is the wire API name this provider serves.
@@ -41,6 +42,9 @@ const oauthIdentity = "You are Claude Code, Anthropic's official CLI for Claude.
 type Provider struct {
 	// HTTPClient sends the requests (nil: a shared client without timeout).
 	HTTPClient *http.Client
+	// Images fetches the image URLs the server is not handed (nil:
+	// fetch.Default()); see passImageURLs.
+	Images ai.ImageFetcher
 }
 
 // New returns a Provider with the default HTTP client.
@@ -58,6 +62,14 @@ func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.Ass
 	b.Start()
 	if ctx.Err() != nil {
 		return b.Fail(ctx, ctx.Err())
+	}
+
+	if supportsImages(req.Model) && !passImageURLs(req.Model) {
+		r, err := ai.InlineRequestImages(ctx, p.images(), req)
+		if err != nil {
+			return b.Fail(ctx, err)
+		}
+		req = r
 	}
 
 	oauth := IsOAuthToken(req.APIKey)
@@ -90,6 +102,25 @@ func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.Ass
 		return b.Fail(ctx, ctx.Err())
 	}
 	return st.finish(ctx)
+}
+
+// passImageURLs reports whether image URLs go to the server as URL image
+// sources: for Anthropic's own API, which fetches them itself, unless the
+// model's compat says otherwise ("supportsImageUrls"). Other servers of the
+// Messages API (proxies, other vendors) are sent the fetched bytes.
+func passImageURLs(m *ai.Model) bool {
+	base := strings.TrimSpace(m.BaseURL)
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	return ai.PassImageURLs(m, base, "api.anthropic.com")
+}
+
+func (p *Provider) images() ai.ImageFetcher {
+	if p.Images != nil {
+		return p.Images
+	}
+	return fetch.Default()
 }
 
 // options are the SDK request options for one request: base URL, the key,

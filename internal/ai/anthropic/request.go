@@ -322,6 +322,9 @@ func convertMessages(model *ai.Model, msgs []ai.Message) []sdk.MessageParam {
 }
 
 func imageBlock(c ai.Content) *sdk.ImageBlockParam {
+	if c.URL != "" {
+		return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfURL: &sdk.URLImageSourceParam{URL: c.URL}}}
+	}
 	return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
 		Data:      c.Data,
 		MediaType: sdk.Base64ImageSourceMediaType(c.MimeType),

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/fetch"
 )
 
 // API is the wire API this package implements.
@@ -46,6 +47,11 @@ type Provider struct {
 	// HTTPClient sends the requests (nil: http.DefaultClient). It should
 	// have no overall Timeout, since a response streams for minutes.
 	HTTPClient *http.Client
+	// Images fetches the images messages name by URL (nil:
+	// fetch.Default()). The Gemini API takes image bytes (inlineData); its
+	// fileData URIs are for files uploaded to Google, so every image URL
+	// is fetched here and sent inline.
+	Images ai.ImageFetcher
 }
 
 // New returns a Provider using http.DefaultClient.
@@ -60,6 +66,17 @@ func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.Ass
 	b.Start()
 	if err := ctx.Err(); err != nil {
 		return b.Fail(ctx, err)
+	}
+	if hasInput(req.Model, "image") {
+		f := p.Images
+		if f == nil {
+			f = fetch.Default()
+		}
+		r, err := ai.InlineRequestImages(ctx, f, req)
+		if err != nil {
+			return b.Fail(ctx, err)
+		}
+		req = r
 	}
 	resp, err := p.send(ctx, req)
 	if err != nil {

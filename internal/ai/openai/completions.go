@@ -21,6 +21,9 @@ import (
 type Completions struct {
 	// HTTPClient sends the requests (nil: http.DefaultClient).
 	HTTPClient *http.Client
+	// Images fetches the image URLs the server is not handed (nil:
+	// fetch.Default()); see passImageURLs.
+	Images ai.ImageFetcher
 }
 
 // NewCompletions returns a Chat Completions provider using hc (nil:
@@ -35,6 +38,10 @@ func (p *Completions) Stream(ctx context.Context, req *ai.Request, emit func(ai.
 	b.Start()
 	if ctx.Err() != nil {
 		return b.Fail(ctx, ctx.Err())
+	}
+	req, err := inlineImages(ctx, p.Images, req)
+	if err != nil {
+		return b.Fail(ctx, err)
 	}
 	c := resolveCompat(req.Model)
 	params := completionsParams(req, c)
@@ -221,7 +228,7 @@ func completionsMessages(req *ai.Request, c compat) []openai.ChatCompletionMessa
 				out = append(out, openai.ChatCompletionMessageParamUnion{OfTool: &tm})
 				if images {
 					for _, img := range toolResultImages(tr) {
-						imgs = append(imgs, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(img)}))
+						imgs = append(imgs, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: imageURL(img)}))
 					}
 				}
 			}
@@ -251,7 +258,7 @@ func completionsUser(u *ai.UserMessage, images bool) (openai.ChatCompletionMessa
 			parts = append(parts, openai.TextContentPart(c.Text))
 		case ai.ContentImage:
 			if images {
-				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(c)}))
+				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: imageURL(c)}))
 			}
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/fetch"
 )
 
 // DefaultBaseURL is used when a model has no baseUrl.
@@ -286,7 +287,38 @@ func supportsImages(m *ai.Model) bool {
 	return false
 }
 
-func dataURL(c ai.Content) string { return "data:" + c.MimeType + ";base64," + c.Data }
+// imageURL is what an image is sent as: its own URL when it has one (the
+// request keeps URLs only for servers that take them; see passImageURLs),
+// else a data URL.
+func imageURL(c ai.Content) string {
+	if c.URL != "" {
+		return c.URL
+	}
+	return "data:" + c.MimeType + ";base64," + c.Data
+}
+
+// passImageURLs reports whether image URLs go to the server as they are:
+// for OpenAI's own API, which fetches them itself, unless the model's compat
+// says otherwise ("supportsImageUrls"). Every other OpenAI-compatible
+// server (Ollama, vLLM, llama.cpp, hosted vendors) is sent the fetched
+// bytes as a data URL, since which of them fetch URLs varies by server and
+// version; "supportsImageUrls": true opts one in.
+func passImageURLs(m *ai.Model) bool {
+	return ai.PassImageURLs(m, baseURL(m), "api.openai.com")
+}
+
+// inlineImages fetches the request's image URLs (with f, nil:
+// fetch.Default()) when the model takes images and its server is not
+// handed URLs.
+func inlineImages(ctx context.Context, f ai.ImageFetcher, req *ai.Request) (*ai.Request, error) {
+	if !supportsImages(req.Model) || passImageURLs(req.Model) {
+		return req, nil
+	}
+	if f == nil {
+		f = fetch.Default()
+	}
+	return ai.InlineRequestImages(ctx, f, req)
+}
 
 // toolResultText is the text of a tool result (a placeholder when it only
 // has images).

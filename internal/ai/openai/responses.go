@@ -27,6 +27,9 @@ import (
 type Responses struct {
 	// HTTPClient sends the requests (nil: http.DefaultClient).
 	HTTPClient *http.Client
+	// Images fetches the image URLs the server is not handed (nil:
+	// fetch.Default()); see passImageURLs.
+	Images ai.ImageFetcher
 }
 
 // NewResponses returns a Responses API provider using hc (nil:
@@ -41,6 +44,10 @@ func (p *Responses) Stream(ctx context.Context, req *ai.Request, emit func(ai.As
 	b.Start()
 	if ctx.Err() != nil {
 		return b.Fail(ctx, ctx.Err())
+	}
+	req, err := inlineImages(ctx, p.Images, req)
+	if err != nil {
+		return b.Fail(ctx, err)
 	}
 	params := responsesParams(req, resolveCompat(req.Model))
 
@@ -134,7 +141,7 @@ func inputText(s string) responses.ResponseInputContentUnionParam {
 func inputImage(c ai.Content) responses.ResponseInputContentUnionParam {
 	return responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
 		Detail:   responses.ResponseInputImageDetailAuto,
-		ImageURL: param.NewOpt(dataURL(c)),
+		ImageURL: param.NewOpt(imageURL(c)),
 	}}
 }
 

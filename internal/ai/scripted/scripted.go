@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/fetch"
 )
 
 // API and provider name of the scripted provider.
@@ -37,6 +38,10 @@ type Script struct {
 	// appended as one JSON line (model, tool names, message count, last
 	// user text): tests assert what the agent sent.
 	RequestLog string `json:"requestLog,omitempty"`
+	// FetchImages makes the provider fetch the image URLs of a request
+	// before taking a turn, as a provider that is not handed URLs does; a
+	// fetch that fails fails the request (and takes no turn).
+	FetchImages bool `json:"fetchImages,omitempty"`
 }
 
 // Turn is one model response.
@@ -82,6 +87,10 @@ type TurnError struct {
 // Provider replays a script. It is safe for concurrent use; each request
 // takes the next turn.
 type Provider struct {
+	// Images fetches image URLs when the script asks for it (nil:
+	// fetch.Default()).
+	Images ai.ImageFetcher
+
 	mu     sync.Mutex
 	script Script
 	used   []bool
@@ -200,10 +209,14 @@ func (p *Provider) logRequest(req *ai.Request, turn int) {
 	for _, t := range req.Tools {
 		names = append(names, t.Name)
 	}
-	line, _ := json.Marshal(map[string]any{
+	entry := map[string]any{
 		"turn": turn + 1, "model": req.Model.ID, "thinkingLevel": req.ThinkingLevel,
 		"tools": names, "messages": len(req.Messages), "lastUser": lastUserText(req.Messages),
-	})
+	}
+	if imgs := requestImages(req.Messages); len(imgs) > 0 {
+		entry["images"] = imgs
+	}
+	line, _ := json.Marshal(entry)
 	f, err := os.OpenFile(p.script.RequestLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return
@@ -212,12 +225,58 @@ func (p *Provider) logRequest(req *ai.Request, turn int) {
 	f.Close()
 }
 
+// requestImages describes the images of the user and tool-result messages
+// as the request carries them: {url} for an image given by URL, {mimeType,
+// bytes} for image data.
+func requestImages(msgs []ai.Message) []map[string]any {
+	var out []map[string]any
+	for _, m := range msgs {
+		var blocks []ai.Content
+		switch v := m.(type) {
+		case *ai.UserMessage:
+			blocks = v.Content.AsBlocks()
+		case *ai.ToolResultMessage:
+			blocks = v.Content
+		}
+		for _, c := range blocks {
+			switch {
+			case c.IsImageURL():
+				out = append(out, map[string]any{"url": c.URL})
+			case c.Type == ai.ContentImage:
+				out = append(out, map[string]any{"mimeType": c.MimeType, "bytes": decodedLen(c.Data)})
+			}
+		}
+	}
+	return out
+}
+
+// decodedLen is the number of bytes base64 text decodes to.
+func decodedLen(b64 string) int {
+	n := len(b64) / 4 * 3
+	for i := len(b64) - 1; i >= 0 && i >= len(b64)-2 && b64[i] == '='; i-- {
+		n--
+	}
+	return n
+}
+
 // Stream replays the next turn.
 func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
 	b := ai.NewBuilder(req.Model, req.ThinkingLevel, emit)
 	if ctx.Err() != nil {
 		b.Start()
 		return b.Fail(ctx, ctx.Err())
+	}
+	if p.script.FetchImages {
+		f := p.Images
+		if f == nil {
+			f = fetch.Default()
+		}
+		r, err := ai.InlineRequestImages(ctx, f, req)
+		if err != nil {
+			b.Start()
+			return b.Fail(ctx, err)
+		}
+		req = r
 	}
 	p.mu.Lock()
 	p.calls++

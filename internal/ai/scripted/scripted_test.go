@@ -2,11 +2,16 @@ package scripted
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/fetch/fetchtest"
 )
 
 func stream(t *testing.T, p *Provider, ctx context.Context) ([]ai.AssistantEvent, *ai.AssistantMessage) {
@@ -98,5 +103,78 @@ func TestChunks(t *testing.T) {
 	}
 	if strings.Join(deltas, "|") != "a|bcd|ef" {
 		t.Fatalf("deltas %v", deltas)
+	}
+}
+
+func imageRequest(p *Provider, url string) *ai.Request {
+	return &ai.Request{Model: p.Model(), Messages: []ai.Message{
+		&ai.UserMessage{Role: ai.RoleUser, Content: ai.BlockContent(ai.Text("look"), ai.ImageURL(url), ai.Image("QUJD", "image/gif"))},
+	}}
+}
+
+func readLog(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Without fetchImages the request keeps the URL; the log shows it.
+func TestImagesInRequestLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "req.jsonl")
+	p, err := Parse([]byte(`{"requestLog":`+strconv.Quote(log)+`,"turns":[{"content":[{"type":"text","text":"a cat"}]}]}`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fetchtest.Fetcher{}
+	p.Images = f
+	if m := p.Stream(context.Background(), imageRequest(p, "https://example.com/cat.png"), nil); m.StopReason != ai.StopStop {
+		t.Fatalf("message %+v", m)
+	}
+	got, _ := json.Marshal(readLog(t, log)[0]["images"])
+	if string(got) != `[{"url":"https://example.com/cat.png"},{"bytes":3,"mimeType":"image/gif"}]` {
+		t.Errorf("logged images %s", got)
+	}
+	if len(f.Calls()) != 0 {
+		t.Errorf("fetched %v without fetchImages", f.Calls())
+	}
+}
+
+func TestFetchImages(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "req.jsonl")
+	p, err := Parse([]byte(`{"fetchImages":true,"requestLog":`+strconv.Quote(log)+`,"turns":[{"content":[{"type":"text","text":"a cat"}]}]}`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Images = &fetchtest.Fetcher{Images: map[string]fetchtest.Image{"https://example.com/cat.png": {MimeType: "image/png", Data: []byte("12345")}}}
+
+	// A failed fetch fails the request and takes no turn.
+	m := p.Stream(context.Background(), imageRequest(p, "https://example.com/missing.png"), nil)
+	if m.StopReason != ai.StopError || m.ErrorMessage != "cannot fetch image https://example.com/missing.png: the server answered 404 Not Found" {
+		t.Fatalf("message %+v", m)
+	}
+	if p.Remaining() != 1 {
+		t.Errorf("a failed fetch took a turn")
+	}
+	if m := p.Stream(context.Background(), imageRequest(p, "https://example.com/cat.png"), nil); m.StopReason != ai.StopStop {
+		t.Fatalf("message %+v", m)
+	}
+	entries := readLog(t, log)
+	if len(entries) != 1 {
+		t.Fatalf("%d requests logged, want 1", len(entries))
+	}
+	got, _ := json.Marshal(entries[0]["images"])
+	if string(got) != `[{"bytes":5,"mimeType":"image/png"},{"bytes":3,"mimeType":"image/gif"}]` {
+		t.Errorf("logged images %s", got)
 	}
 }

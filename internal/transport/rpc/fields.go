@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/pisces-agent/pisces/internal/fetch"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -151,17 +152,39 @@ func checkImage(i int, v any) error {
 				return fmt.Errorf("Missing field \"images[%d].source.mediaType\": expected a string", i)
 			}
 		case "url":
-			return fmt.Errorf("Invalid field \"images[%d].source\": image URLs are not supported by the current provider; send base64 data", i)
+			return checkImageURL(fmt.Sprintf("images[%d].source.url", i), so["url"])
 		default:
 			return fmt.Errorf("Invalid field \"images[%d].source.type\": expected \"base64\" or \"url\"", i)
 		}
 		return nil
+	}
+	if u, ok := obj["url"]; ok {
+		if _, ok := obj["data"]; ok {
+			return fmt.Errorf("Invalid field \"images[%d]\": give data or url, not both", i)
+		}
+		return checkImageURL(fmt.Sprintf("images[%d].url", i), u)
 	}
 	if _, ok := obj["data"].(string); !ok {
 		return fmt.Errorf("Missing field \"images[%d].data\": expected a string", i)
 	}
 	if _, ok := obj["mimeType"].(string); !ok {
 		return fmt.Errorf("Missing field \"images[%d].mimeType\": expected a string", i)
+	}
+	return nil
+}
+
+// checkImageURL checks an image URL: a string that internal/fetch would
+// fetch (http or https).
+func checkImageURL(name string, v any) error {
+	s, ok := v.(string)
+	if !ok {
+		if v == nil {
+			return fmt.Errorf("Missing field %q: expected a string", name)
+		}
+		return fmt.Errorf("Invalid field %q: expected a string, got %s", name, jsonKind(v))
+	}
+	if err := fetch.CheckURL(s); err != nil {
+		return fmt.Errorf("Invalid field %q: %v", name, err)
 	}
 	return nil
 }

@@ -85,15 +85,22 @@ func init() {
 	handlers[rpc.CmdExportHTML] = (*Server).exportHTML
 }
 
-// images converts the accepted image forms to content blocks.
+// images converts the accepted image forms to content blocks. An image
+// given by URL stays a URL: providers fetch it, or pass it on, when the
+// request is built.
 func images(in []rpc.ImageInput) []ai.Content {
 	var out []ai.Content
 	for _, im := range in {
-		if im.Source != nil {
+		switch {
+		case im.Source != nil && im.Source.Type == "url":
+			out = append(out, ai.ImageURL(im.Source.URL))
+		case im.Source != nil:
 			out = append(out, ai.Image(im.Source.Data, im.Source.MediaType))
-			continue
+		case im.URL != "":
+			out = append(out, ai.ImageURL(im.URL))
+		default:
+			out = append(out, ai.Image(im.Data, im.MimeType))
 		}
-		out = append(out, ai.Image(im.Data, im.MimeType))
 	}
 	return out
 }
