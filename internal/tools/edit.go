@@ -30,6 +30,20 @@ func (t *editTool) Parameters() json.RawMessage {
 	)
 }
 
+// editMaxBytes is the largest file edit works on: it holds the whole file,
+// its normalised copies and the result in memory (a variable so tests can
+// lower it).
+var editMaxBytes int64 = 10 << 20
+
+func editTooLarge(path string, size int64) string {
+	what := "larger than " + FormatSize(int(editMaxBytes))
+	if size >= 0 {
+		what = fmt.Sprintf("%s (%d bytes)", FormatSize(int(size)), size)
+	}
+	return fmt.Sprintf("File too large to edit: %s is %s, over edit's limit of %s (%d bytes). Use bash (sed, or a script) to change it.",
+		path, what, FormatSize(int(editMaxBytes)), editMaxBytes)
+}
+
 type editDetails struct {
 	Diff             string `json:"diff"`
 	Patch            string `json:"patch"`
@@ -123,8 +137,24 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if st.IsDir() {
 		return ErrorResult("EISDIR: illegal operation on a directory, read"), nil
 	}
-	data, err := os.ReadFile(abs)
+	if !st.Mode().IsRegular() {
+		return ErrorResult(errNotRegular(abs, st.Mode(), "edit edits").Error()), nil
+	}
+	if st.Size() > editMaxBytes {
+		return ErrorResult(editTooLarge(path, st.Size())), nil
+	}
+	f, st, err := openRegular(abs, "edit edits")
 	if err != nil {
+		return ErrorResult(fsError(err, "open", abs).Error()), nil
+	}
+	data, err := readAllCapped(ctx, f, editMaxBytes, st.Size())
+	f.Close()
+	switch {
+	case errors.Is(err, errAborted):
+		return ErrorResult("Operation aborted"), nil
+	case errors.Is(err, errTooLarge):
+		return ErrorResult(editTooLarge(path, -1)), nil
+	case err != nil:
 		return ErrorResult(fsError(err, "open", abs).Error()), nil
 	}
 	bom, content := stripBOM(strings.ToValidUTF8(string(data), "\uFFFD"))
@@ -136,7 +166,7 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if ctx.Err() != nil {
 		return ErrorResult("Operation aborted"), nil
 	}
-	if err := os.WriteFile(abs, []byte(bom+restoreLineEndings(result, ending)), st.Mode().Perm()); err != nil {
+	if err := writeRegular(abs, []byte(bom+restoreLineEndings(result, ending)), st.Mode().Perm(), "edit edits"); err != nil {
 		return ErrorResult(fsError(err, "open", abs).Error()), nil
 	}
 	diff, first := displayDiff(base, result, 4)

@@ -69,7 +69,11 @@ func (t *findTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return ErrorResult(fmt.Sprintf("Invalid glob %q: %v", pattern, err)), nil
 	}
 	var results []string
+	size := 0
 	err = walkFiles(ctx, root, func(rel string, d fs.DirEntry) error {
+		if d.Type()&(fs.ModeDevice|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeIrregular) != 0 {
+			return nil // devices, FIFOs and sockets are not listed
+		}
 		if !g.match(rel) {
 			return nil
 		}
@@ -77,7 +81,9 @@ func (t *findTool) Execute(ctx context.Context, call Call) (Result, error) {
 			rel += "/"
 		}
 		results = append(results, rel)
-		if len(results) >= limit {
+		size += len(rel) + 1
+		if len(results) >= limit || size > DEFAULT_MAX_BYTES {
+			// more could not be shown within the output limit
 			return errStopWalk
 		}
 		return nil

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"os"
 	"path"
 	"path/filepath"
@@ -114,11 +115,24 @@ func (s ignoreStack) ignored(rel string, isDir bool) bool {
 	return false
 }
 
+// ignoreFileMax is the largest ignore file honoured; a larger one (or one
+// that is not a regular file, such as a FIFO) is skipped.
+const ignoreFileMax = 1 << 20
+
+func readIgnoreFile(abs string) ([]byte, error) {
+	f, st, err := openRegular(abs, "ignore files are")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAllCapped(context.Background(), f, ignoreFileMax, st.Size())
+}
+
 // loadIgnoreFiles reads the ignore files of dir (absolute), relative path rel.
 func loadIgnoreFiles(absDir, rel, prefix string) []*ignoreFile {
 	var out []*ignoreFile
 	for _, name := range ignoreFileNames {
-		data, err := os.ReadFile(filepath.Join(absDir, name))
+		data, err := readIgnoreFile(filepath.Join(absDir, name))
 		if err != nil {
 			continue
 		}

@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/pisces-agent/pisces/internal/ai"
@@ -35,6 +37,13 @@ type readDetails struct {
 	Truncation *Truncation `json:"truncation,omitempty"`
 }
 
+// readScanLimit is how much of a file read looks at: it counts lines up to
+// here and no further (a variable so tests can lower it).
+var readScanLimit int64 = 1 << 30
+
+// readImageLimit is the largest image read returns as an attachment.
+const readImageLimit = 20 << 20
+
 func (t *readTool) Execute(ctx context.Context, call Call) (Result, error) {
 	a, err := parseArgs("read", call.Args)
 	if err != nil {
@@ -56,87 +65,371 @@ func (t *readTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return ErrorResult("Operation aborted"), nil
 	}
 	abs := resolvePath(path, t.env.Cwd)
-	data, err := readFileChecked(abs)
+	f, st, err := openChecked(abs, "read reads")
 	if err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	if mime := detectImageMime(data); mime != "" {
+	defer f.Close()
+
+	// The first bytes tell an image from text.
+	head := make([]byte, 32)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return ErrorResult(err.Error()), nil
+	}
+	head = head[:n]
+	if mime := detectImageMime(head); mime != "" {
+		if st.Size() > readImageLimit {
+			return ErrorResult(imageTooLarge(path, st.Size())), nil
+		}
+		rest, err := readAllCapped(ctx, f, readImageLimit-int64(len(head)), st.Size())
+		switch {
+		case errors.Is(err, errAborted):
+			return ErrorResult("Operation aborted"), nil
+		case errors.Is(err, errTooLarge):
+			return ErrorResult(imageTooLarge(path, -1)), nil
+		case err != nil:
+			return ErrorResult(err.Error()), nil
+		}
+		data := append(head, rest...)
 		return Result{Content: []ai.Content{
 			ai.Text(fmt.Sprintf("Read image file [%s]", mime)),
 			ai.Image(base64.StdEncoding.EncodeToString(data), mime),
 		}}, nil
 	}
 
-	text := strings.ToValidUTF8(string(data), "\uFFFD")
-	lines := strings.Split(text, "\n")
 	start := 0
 	if hasOffset && offset > 0 {
 		start = offset - 1
 	}
-	if start >= len(lines) {
-		return ErrorResult(fmt.Sprintf("Offset %d is beyond end of file (%d lines total)", offset, len(lines))), nil
+	end := -1 // no end
+	if hasLimit && limit >= 0 {
+		end = start + limit
 	}
-	var selected string
-	userLimited := -1
-	if hasLimit {
-		end := len(lines)
-		if limit >= 0 && start+limit < end {
-			end = start + limit
+	sc := newLineScan(start, end)
+	if err := sc.scan(ctx, io.MultiReader(bytes.NewReader(head), f), readScanLimit); err != nil {
+		if errors.Is(err, errAborted) {
+			return ErrorResult("Operation aborted"), nil
 		}
-		if end < start {
-			end = start
-		}
-		selected = strings.Join(lines[start:end], "\n")
-		userLimited = end - start
-	} else {
-		selected = strings.Join(lines[start:], "\n")
+		return ErrorResult(err.Error()), nil
 	}
-	tr := TruncateHead(selected, 0, 0)
-	first := start + 1
-	var out string
-	var det *readDetails
-	switch {
-	case tr.FirstLineExceedsLimit:
-		out = fmt.Sprintf("[Line %d is %s, exceeds %s limit. Use bash: sed -n '%dp' %s | head -c %d]",
-			first, FormatSize(len(lines[start])), FormatSize(DEFAULT_MAX_BYTES), first, path, DEFAULT_MAX_BYTES)
-		det = &readDetails{Truncation: &tr}
-	case tr.Truncated:
-		last := first + tr.OutputLines - 1
-		out = tr.Content
-		if tr.TruncatedBy == "lines" {
-			out += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", first, last, len(lines), last+1)
-		} else {
-			out += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Use offset=%d to continue.]",
-				first, last, len(lines), FormatSize(DEFAULT_MAX_BYTES), last+1)
-		}
-		det = &readDetails{Truncation: &tr}
-	case userLimited >= 0 && start+userLimited < len(lines):
-		remaining := len(lines) - (start + userLimited)
-		out = tr.Content + fmt.Sprintf("\n\n[%d more lines in file. Use offset=%d to continue.]", remaining, start+userLimited+1)
-	default:
-		out = tr.Content
-	}
-	res := TextResult(out)
-	if det != nil {
-		res.Details = details(det)
-	}
-	return res, nil
+	return sc.result(path, offset, hasLimit), nil
 }
 
-// readFileChecked reads a file, with Node-style error texts.
-func readFileChecked(abs string) ([]byte, error) {
+// openChecked stats abs (following links) and opens it, with Node-style
+// error texts, refusing directories and anything but a regular file.
+func openChecked(abs, verb string) (*os.File, fs.FileInfo, error) {
 	st, err := os.Stat(abs)
 	if err != nil {
-		return nil, fsError(err, "access", abs)
+		return nil, nil, fsError(err, "access", abs)
 	}
 	if st.IsDir() {
-		return nil, errors.New("EISDIR: illegal operation on a directory, read")
+		return nil, nil, errors.New("EISDIR: illegal operation on a directory, read")
 	}
-	data, err := os.ReadFile(abs)
+	if !st.Mode().IsRegular() {
+		return nil, nil, errNotRegular(abs, st.Mode(), verb)
+	}
+	f, st, err := openRegular(abs, verb)
 	if err != nil {
-		return nil, fsError(err, "open", abs)
+		return nil, nil, fsError(err, "open", abs)
 	}
-	return data, nil
+	return f, st, nil
+}
+
+func imageTooLarge(path string, size int64) string {
+	what := "larger than " + FormatSize(readImageLimit)
+	if size >= 0 {
+		what = FormatSize(int(size))
+	}
+	return fmt.Sprintf("Image file %s is %s; read returns images up to %s. Use bash to inspect or shrink it.", path, what, FormatSize(readImageLimit))
+}
+
+// lineScan reads text line by line (lines split on "\n", so a final newline
+// ends in an empty last line) and keeps the lines from start up to end (-1:
+// to the end of the file) that fit in the output limits, as TruncateHead
+// would keep them from the whole selection, while it counts every line. It
+// holds at most about twice DEFAULT_MAX_BYTES, whatever the file's size.
+type lineScan struct {
+	start, end int // the selected lines [start, end); end -1 = no end
+
+	line    int   // index of the line being read
+	lineLen int64 // its length so far
+	cur     []byte
+	curOver bool // cur stopped growing: the line is over the byte limit
+	pos     int64
+
+	kept      []string
+	keptBytes int
+	stopped   bool // the output limit was reached
+	by        TruncatedBy
+	firstLen  int64 // length of the first selected line, when it was too long
+	firstOver bool
+
+	winStart, winEnd int64 // text offsets of the selection
+	winEnded         bool
+	incomplete       bool // the scan limit was reached before the end
+	lines            int  // lines in the file (valid after scan)
+}
+
+func newLineScan(start, end int) *lineScan { return &lineScan{start: start, end: end} }
+
+func (s *lineScan) inWindow(i int) bool { return i >= s.start && (s.end < 0 || i < s.end) }
+
+// collecting reports whether the current line may still be kept.
+func (s *lineScan) collecting() bool { return !s.stopped && s.inWindow(s.line) }
+
+// scan reads r to the end or to limit bytes.
+func (s *lineScan) scan(ctx context.Context, r io.Reader, limit int64) error {
+	buf := make([]byte, readChunkSize)
+	var fixer utf8Fixer
+	var read int64
+	for {
+		want := buf
+		if rest := limit - read; rest < int64(len(want)) {
+			if rest <= 0 {
+				// At the limit: is there more?
+				n, _ := readChunk(ctx, r, buf[:1])
+				if n > 0 {
+					s.incomplete = true
+				}
+				break
+			}
+			want = buf[:rest]
+		}
+		n, err := readChunk(ctx, r, want)
+		read += int64(n)
+		if n > 0 {
+			s.feed(fixer.fix(want[:n], false))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return errAborted
+	}
+	if !s.incomplete {
+		s.feed(fixer.fix(nil, true))
+	}
+	s.finish()
+	return nil
+}
+
+// feed takes the next piece of valid text.
+func (s *lineScan) feed(p []byte) {
+	for len(p) > 0 {
+		if !s.collecting() {
+			// Nothing of this line is kept: jump from newline to newline,
+			// stopping only where the selection starts or ends.
+			need := -1 // the newline in p after which that happens
+			switch {
+			case s.line < s.start:
+				need = s.start - 1 - s.line
+			case s.end >= 0 && s.line < s.end:
+				need = s.end - 1 - s.line
+			}
+			k := bytes.Count(p, newline)
+			if need < 0 || need >= k {
+				if k == 0 {
+					s.lineLen += int64(len(p))
+				} else {
+					s.line += k
+					s.lineLen = int64(len(p) - bytes.LastIndexByte(p, '\n') - 1)
+				}
+				s.pos += int64(len(p))
+				return
+			}
+			i := nthNewline(p, need)
+			s.line += need
+			s.pos += int64(i)
+			s.endLine()
+			s.pos++
+			if s.line == s.start {
+				s.winStart = s.pos
+			}
+			p = p[i+1:]
+			continue
+		}
+		i := bytes.IndexByte(p, '\n')
+		seg := p
+		if i >= 0 {
+			seg = p[:i]
+		}
+		if !s.curOver {
+			if len(s.cur)+len(seg) > DEFAULT_MAX_BYTES {
+				s.curOver, s.cur = true, s.cur[:0]
+			} else {
+				s.cur = append(s.cur, seg...)
+			}
+		}
+		s.lineLen += int64(len(seg))
+		s.pos += int64(len(seg))
+		if i < 0 {
+			return
+		}
+		s.endLine()
+		s.pos++ // the newline
+		if s.line == s.start {
+			s.winStart = s.pos
+		}
+		p = p[i+1:]
+	}
+}
+
+var newline = []byte{'\n'}
+
+// nthNewline returns the index of the n-th (0-based) newline in p.
+func nthNewline(p []byte, n int) int {
+	off := 0
+	for {
+		i := bytes.IndexByte(p[off:], '\n')
+		if n == 0 {
+			return off + i
+		}
+		n--
+		off += i + 1
+	}
+}
+
+// endLine completes the current line (s.pos is at its end) and moves on.
+func (s *lineScan) endLine() {
+	if s.inWindow(s.line) {
+		if s.collecting() {
+			s.keep()
+		}
+		if s.end >= 0 && s.line == s.end-1 {
+			s.winEnd, s.winEnded = s.pos, true
+		}
+	}
+	s.line++
+	s.lineLen = 0
+	s.cur, s.curOver = s.cur[:0], false
+}
+
+// keep decides whether the completed current line fits in the output.
+func (s *lineScan) keep() {
+	n := len(s.kept)
+	if n == 0 && s.lineLen > DEFAULT_MAX_BYTES {
+		s.stopped, s.by = true, "bytes"
+		s.firstOver, s.firstLen = true, s.lineLen
+		return
+	}
+	add := int(s.lineLen)
+	if n > 0 {
+		add++
+	}
+	if n >= DEFAULT_MAX_LINES || s.curOver || s.keptBytes+add > DEFAULT_MAX_BYTES {
+		s.stopped, s.by = true, "bytes"
+		if n >= DEFAULT_MAX_LINES {
+			s.by = "lines"
+		}
+		return
+	}
+	s.kept = append(s.kept, string(s.cur))
+	s.keptBytes += add
+}
+
+// finish completes the last line: the text after the last newline (empty
+// when the file ends with one), or, when the scan stopped at its limit, the
+// part of a line read so far (it is not kept: a line that long is over the
+// output limit).
+func (s *lineScan) finish() {
+	if s.incomplete {
+		if s.collecting() {
+			if len(s.kept) == 0 {
+				s.stopped, s.by = true, "bytes"
+				s.firstOver, s.firstLen = true, s.lineLen
+			} else {
+				s.stopped, s.by = true, "bytes"
+				if len(s.kept) >= DEFAULT_MAX_LINES {
+					s.by = "lines"
+				}
+			}
+		}
+		if !s.winEnded {
+			s.winEnd = s.pos
+		}
+		s.lines = s.line + 1
+		return
+	}
+	s.endLine()
+	s.lines = s.line
+	if !s.winEnded {
+		s.winEnd = s.pos
+	}
+}
+
+// result phrases the scan as pi's read does.
+func (s *lineScan) result(path string, offset int, hasLimit bool) Result {
+	scanned := formatLarge(readScanLimit)
+	if s.start >= s.lines {
+		if s.incomplete {
+			return ErrorResult(fmt.Sprintf("Offset %d is beyond the first %s of the file (%d lines), which is as far as read looks. Use bash to read further (e.g. sed -n '%d,%dp' %s).",
+				offset, scanned, s.lines, offset, offset+DEFAULT_MAX_LINES-1, path))
+		}
+		return ErrorResult(fmt.Sprintf("Offset %d is beyond end of file (%d lines total)", offset, s.lines))
+	}
+	selEnd := s.lines
+	if s.end >= 0 && s.end < selEnd {
+		selEnd = s.end
+	}
+	content := strings.Join(s.kept, "\n")
+	tr := Truncation{
+		Content: content, Truncated: s.stopped, TruncatedBy: s.by,
+		TotalLines: selEnd - s.start, TotalBytes: int(s.winEnd - s.winStart),
+		OutputLines: len(s.kept), OutputBytes: len(content),
+		FirstLineExceedsLimit: s.firstOver,
+		MaxLines:              DEFAULT_MAX_LINES, MaxBytes: DEFAULT_MAX_BYTES,
+	}
+	if s.firstOver {
+		tr.OutputLines = 0
+	}
+	first := s.start + 1
+	var out string
+	total := strconv.Itoa(s.lines)
+	note := ""
+	if s.incomplete {
+		total = "at least " + total
+		note = fmt.Sprintf("; read looks at the first %s of a file", scanned)
+	}
+	switch {
+	case s.firstOver:
+		size := formatLarge(s.firstLen)
+		if s.incomplete && s.lines == first {
+			size = "more than " + size
+		}
+		out = fmt.Sprintf("[Line %d is %s, exceeds %s limit. Use bash: sed -n '%dp' %s | head -c %d]",
+			first, size, FormatSize(DEFAULT_MAX_BYTES), first, path, DEFAULT_MAX_BYTES)
+	case s.stopped:
+		last := first + len(s.kept) - 1
+		out = content
+		if s.by == "lines" {
+			if note != "" {
+				note = " (" + note[2:] + ")"
+			}
+			out += fmt.Sprintf("\n\n[Showing lines %d-%d of %s%s. Use offset=%d to continue.]", first, last, total, note, last+1)
+		} else {
+			out += fmt.Sprintf("\n\n[Showing lines %d-%d of %s (%s limit%s). Use offset=%d to continue.]",
+				first, last, total, FormatSize(DEFAULT_MAX_BYTES), note, last+1)
+		}
+	case hasLimit && s.end >= 0 && s.end < s.lines:
+		more := strconv.Itoa(s.lines - s.end)
+		if s.incomplete {
+			more = "At least " + more
+			note = " (" + note[2:] + ")"
+		}
+		out = content + fmt.Sprintf("\n\n[%s more lines in file%s. Use offset=%d to continue.]", more, note, s.end+1)
+	default:
+		out = content
+	}
+	res := TextResult(out)
+	if s.stopped {
+		res.Details = details(&readDetails{Truncation: &tr})
+	}
+	return res
 }
 
 // fsError phrases a file system error the way Node does, which is what the

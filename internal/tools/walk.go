@@ -36,6 +36,9 @@ func walkDir(ctx context.Context, abs, rel string, stack ignoreStack, visit func
 		return nil // unreadable directories are skipped, as rg and fd do
 	}
 	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		name := e.Name()
 		childRel := name
 		if rel != "" {

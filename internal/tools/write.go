@@ -42,10 +42,13 @@ func (t *writeTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return ErrorResult("Operation aborted"), nil
 	}
 	abs := resolvePath(path, t.env.Cwd)
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		return ErrorResult(errNotRegular(abs, st.Mode(), "write writes to").Error()), nil
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	if err := os.WriteFile(abs, []byte(content), 0o644); err != nil {
+	if err := writeRegular(abs, []byte(content), 0o644, "write writes to"); err != nil {
 		return ErrorResult(fsError(err, "open", abs).Error()), nil
 	}
 	// pi reports JavaScript's string length (UTF-16 code units).
