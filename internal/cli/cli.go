@@ -127,6 +127,7 @@ type environment struct {
 	scoped   []*ai.Model
 	tools    []tools.Tool
 	toolsFor func(cwd string) []tools.Tool
+	spills   *tools.SpillFiles // bash spill files, deleted when the session closes
 	// Project trust: trust decides per directory; trusted is its decision
 	// for cwd (loads the project's .pisces/ resources).
 	trust   *resources.TrustDecider
@@ -289,8 +290,9 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	}
 
 	// Tools.
+	env.spills = &tools.SpillFiles{}
 	env.toolsFor = func(dir string) []tools.Tool {
-		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir})
+		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: env.spills})
 	}
 	env.tools = env.toolsFor(cwd)
 	if msg := toolListError(st.DefaultTools()); msg != "" {
@@ -552,6 +554,7 @@ func (env *environment) newCore() (*core.Session, error) {
 		APIKey:             env.args.APIKey,
 		LegacyWire:         env.args.RPCCompat == "legacy",
 		Log:                env.stdio.Stderr,
+		Spills:             env.spills,
 	})
 	if err != nil {
 		store.Close()

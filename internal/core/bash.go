@@ -47,6 +47,7 @@ func (s *Session) RunBash(id, command string, excludeFromContext bool) (BashResu
 		ShellPath:          s.opts.Settings.ShellPath(),
 		ShellCommandPrefix: s.opts.Settings.ShellCommandPrefix(),
 		AgentDir:           s.opts.AgentDir,
+		Spills:             s.opts.Spills,
 	}
 	res := tools.RunUserBash(ctx, env, command, func(delta string) {
 		s.emit(&rpc.BashExecutionUpdateEvent{ID: id, Delta: delta})

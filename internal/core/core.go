@@ -110,6 +110,12 @@ type Options struct {
 	Extensions *extensions.Host
 	APIKey     string // --api-key override for the current provider
 
+	// Spills records the bash spill files of this session's tools (whoever
+	// builds them should put it in their tools.Env) and of its user bash
+	// commands; they are deleted when the session closes. nil: the session
+	// makes its own, for its user bash commands.
+	Spills *tools.SpillFiles
+
 	// LegacyWire selects the older wire's message_update snapshots.
 	LegacyWire bool
 	// Log receives diagnostics (never stdout). Default os.Stderr.
@@ -183,6 +189,9 @@ func New(opts Options) (*Session, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Spills == nil {
+		opts.Spills = &tools.SpillFiles{}
 	}
 	if opts.Settings == nil {
 		st, err := settings.Load(opts.AgentDir, opts.Cwd)
@@ -404,6 +413,7 @@ func (s *Session) systemPrompt(active []tools.Tool) (string, []prompt.Section) {
 func (s *Session) Close() error {
 	s.Abort()
 	s.AbortBash()
+	s.opts.Spills.RemoveAll()
 	s.mu.Lock()
 	s.closed = true
 	st := s.store

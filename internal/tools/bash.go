@@ -55,7 +55,7 @@ func (t *bashTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return ErrorResult("Command aborted"), nil
 	}
 
-	sink := &outputSink{}
+	sink := &outputSink{spills: t.env.Spills}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	if call.OnUpdate != nil {

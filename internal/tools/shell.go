@@ -3,10 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"github.com/pisces-agent/pisces/internal/procgroup"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pisces-agent/pisces/internal/procgroup"
 )
 
 // resolveShell picks the shell: the configured one, else /bin/bash, else
@@ -189,27 +188,19 @@ func runShell(ctx context.Context, env Env, command string, timeout time.Duratio
 }
 
 // outputSink keeps the tail of a command's output, counts its lines and
-// spills everything to a temp file once it grows past DEFAULT_MAX_BYTES.
+// spills it to a temp file (see spillFile) once it grows past
+// DEFAULT_MAX_BYTES.
 type outputSink struct {
 	mu       sync.Mutex
 	buf      []byte // the last 2*DEFAULT_MAX_BYTES bytes
 	total    int
 	newlines int
 	lastLine int // bytes since the last newline
-	file     *os.File
-	path     string
+	spills   *SpillFiles
+	file     *spillFile
 	fileErr  error
+	closed   bool
 	dirty    bool
-}
-
-func newSpillFile() (*os.File, string, error) {
-	var id [8]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return nil, "", err
-	}
-	path := filepath.Join(os.TempDir(), "pisces-bash-"+hex.EncodeToString(id[:])+".log")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	return f, path, err
 }
 
 func (s *outputSink) write(p []byte) {
@@ -229,8 +220,8 @@ func (s *outputSink) write(p []byte) {
 	}
 	if s.total > DEFAULT_MAX_BYTES && s.file == nil && s.fileErr == nil {
 		s.spillLocked()
-	} else if s.file != nil {
-		_, _ = s.file.Write(p)
+	} else if s.file != nil && !s.closed {
+		s.file.write(p)
 	}
 	if keep := 2 * DEFAULT_MAX_BYTES; len(s.buf) > keep {
 		s.buf = append(s.buf[:0:0], s.buf[len(s.buf)-keep:]...)
@@ -240,9 +231,9 @@ func (s *outputSink) write(p []byte) {
 
 // spillLocked starts the temp file with everything buffered so far.
 func (s *outputSink) spillLocked() {
-	s.file, s.path, s.fileErr = newSpillFile()
+	s.file, s.fileErr = newSpillFile(s.spills)
 	if s.file != nil {
-		_, _ = s.file.Write(s.buf)
+		s.file.write(s.buf)
 	}
 }
 
@@ -254,10 +245,18 @@ func (s *outputSink) finish(truncated bool) {
 	if truncated && s.file == nil && s.fileErr == nil && s.total <= len(s.buf) {
 		s.spillLocked()
 	}
-	if s.file != nil {
-		_ = s.file.Close()
-		s.file = nil
+	if s.file != nil && !s.closed {
+		s.closed = true
+		s.file.close()
 	}
+}
+
+// path is the spill file's path ("" when there is none).
+func (s *outputSink) pathLocked() string {
+	if s.file == nil {
+		return ""
+	}
+	return s.file.path
 }
 
 // tail returns the tail-truncated output with totals over the whole output,
@@ -281,7 +280,7 @@ func (s *outputSink) tail() (Truncation, string) {
 	}
 	tr.TotalLines = s.newlines + 1
 	tr.TotalBytes = s.total
-	return tr, s.path
+	return tr, s.pathLocked()
 }
 
 func (s *outputSink) isDirty() bool {
@@ -290,8 +289,14 @@ func (s *outputSink) isDirty() bool {
 	return s.dirty
 }
 
-// truncationNotice is pi's notice for tail-truncated command output.
+// truncationNotice is pi's notice for tail-truncated command output, with
+// what the spill file dropped (if anything) after its path.
 func (s *outputSink) truncationNotice(tr Truncation, path string) string {
+	s.mu.Lock()
+	if s.file != nil {
+		path += s.file.note()
+	}
+	s.mu.Unlock()
 	start := tr.TotalLines - tr.OutputLines + 1
 	end := tr.TotalLines
 	switch {

@@ -51,6 +51,9 @@ type Env struct {
 	ShellCommandPrefix string   // settings shellCommandPrefix, prepended with "\n"
 	AgentDir           string   // <agentDir>/bin is prepended to PATH for bash
 	ExtraEnv           []string // extra KEY=VALUE pairs for bash
+	// Spills records bash's spill files so that their owner can delete
+	// them when it ends (nil: not recorded).
+	Spills *SpillFiles
 }
 
 // Spec returns the tool as declared to a model.

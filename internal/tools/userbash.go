@@ -97,7 +97,7 @@ func RunUserBash(ctx context.Context, env Env, command string, onDelta func(stri
 	if ctx.Err() != nil {
 		return UserBashResult{Cancelled: true}
 	}
-	sink := &outputSink{}
+	sink := &outputSink{spills: env.Spills}
 	dec := &userOutputDecoder{}
 	emit := func(text string) {
 		if text == "" {
