@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
@@ -335,28 +336,72 @@ func (r *runner) execute(tc ai.Content) *ai.ToolResultMessage {
 	return r.finish(tc, res, time.Since(start).Milliseconds())
 }
 
-// run calls a tool, turning a Go error or a panic into an error result.
-func (r *runner) run(t tools.Tool, tc ai.Content, args json.RawMessage) (res tools.Result) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(debugOut, "pisces: tool %s panicked: %v\n%s", tc.Name, p, debug.Stack())
-			res = tools.ErrorResult(fmt.Sprintf("Tool %s failed: %v", tc.Name, p))
+// abandonGrace is how long a cancelled run waits for a tool to return. The
+// built-in tools return within milliseconds of a cancel (bash within about
+// a second when a process outside its group holds its output open); a tool
+// that ignores the cancel is given up on after this, so that no tool can
+// keep a run from ending.
+const abandonGrace = 2 * time.Second
+
+// run calls a tool, turning a Go error or a panic into an error result. It
+// returns "Tool execution aborted" for a tool still running abandonGrace
+// after the run was cancelled; that tool's later updates and result are
+// dropped.
+func (r *runner) run(t tools.Tool, tc ai.Content, args json.RawMessage) tools.Result {
+	var mu sync.Mutex
+	abandoned := false
+	done := make(chan tools.Result, 1)
+	go func() {
+		var res tools.Result
+		defer func() {
+			if p := recover(); p != nil {
+				fmt.Fprintf(debugOut, "pisces: tool %s panicked: %v\n%s", tc.Name, p, debug.Stack())
+				res = tools.ErrorResult(fmt.Sprintf("Tool %s failed: %v", tc.Name, p))
+			}
+			done <- res
+		}()
+		out, err := t.Execute(r.ctx, tools.Call{
+			ID:   tc.ID,
+			Args: args,
+			OnUpdate: func(p tools.Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				if abandoned {
+					return
+				}
+				r.emit(&rpc.ToolExecutionUpdateEvent{
+					ToolCallID: tc.ID, ToolName: tc.Name, Args: args,
+					PartialResult: rpc.ToolResultPayload{Content: p.Content, Details: p.Details},
+				})
+			},
+		})
+		if err != nil {
+			out = tools.ErrorResult(err.Error())
 		}
+		res = out
 	}()
-	out, err := t.Execute(r.ctx, tools.Call{
-		ID:   tc.ID,
-		Args: args,
-		OnUpdate: func(p tools.Result) {
-			r.emit(&rpc.ToolExecutionUpdateEvent{
-				ToolCallID: tc.ID, ToolName: tc.Name, Args: args,
-				PartialResult: rpc.ToolResultPayload{Content: p.Content, Details: p.Details},
-			})
-		},
-	})
-	if err != nil {
-		return tools.ErrorResult(err.Error())
+	select {
+	case res := <-done:
+		return res
+	case <-r.ctx.Done():
 	}
-	return out
+	timer := time.NewTimer(abandonGrace)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res
+	case <-timer.C:
+	}
+	mu.Lock()
+	abandoned = true
+	mu.Unlock()
+	select {
+	case res := <-done: // it finished just now
+		return res
+	default:
+	}
+	fmt.Fprintf(debugOut, "pisces: tool %s still running %v after the abort; the run goes on without it\n", tc.Name, abandonGrace)
+	return tools.ErrorResult("Tool execution aborted")
 }
 
 func (r *runner) finish(tc ai.Content, res tools.Result, ms int64) *ai.ToolResultMessage {

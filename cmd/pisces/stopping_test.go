@@ -1,0 +1,311 @@
+//go:build unix
+
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// stopDeadline bounds what these tests wait for: far above the figures
+// they log (tens of milliseconds to a few seconds on a loaded 2-core VM
+// under -race), so that they fail only when something hangs.
+const stopDeadline = 30 * time.Second
+
+// rpcProc is a pisces --mode rpc process with its output read line by line.
+type rpcProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	exited chan struct{}
+	err    error
+}
+
+func startRPC(t *testing.T, env []string, args ...string) *rpcProc {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"--agent-dir", dir, "--session-dir", filepath.Join(dir, "s"), "--mode", "rpc"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &rpcProc{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 1<<16), exited: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<26)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.exited
+	})
+	p.waitFor(`"type":"ready"`)
+	return p
+}
+
+func (p *rpcProc) send(line string) {
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		p.t.Fatalf("writing %s: %v", line, err)
+	}
+}
+
+// waitFor returns the first line that contains every one of subs.
+func (p *rpcProc) waitFor(subs ...string) string {
+	p.t.Helper()
+	deadline := time.After(stopDeadline)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				p.t.Fatalf("the process ended before %q", subs)
+			}
+			all := true
+			for _, s := range subs {
+				all = all && strings.Contains(l, s)
+			}
+			if all {
+				return l
+			}
+		case <-deadline:
+			p.t.Fatalf("no %q within %v", subs, stopDeadline)
+		}
+	}
+}
+
+// exit waits for the process to end and returns its exit code, the lines it
+// wrote until then, and how long it took.
+func (p *rpcProc) exit() (int, []string, time.Duration) {
+	p.t.Helper()
+	start := time.Now()
+	var rest []string
+	deadline := time.After(stopDeadline)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if ok {
+				rest = append(rest, l)
+				continue
+			}
+			<-p.exited
+			code := 0
+			if ee, ok := p.err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if p.err != nil {
+				p.t.Fatal(p.err)
+			}
+			return code, rest, time.Since(start)
+		case <-deadline:
+			p.t.Fatalf("the process has not exited after %v", stopDeadline)
+		}
+	}
+}
+
+// maxRSS is the peak resident memory of the exited process, in MiB.
+func (p *rpcProc) maxRSS() float64 {
+	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return float64(ru.Maxrss) / 1024 // kilobytes on Linux
+	}
+	return 0
+}
+
+// toolTurns is a script whose first turn calls the tools and whose second
+// answers "done".
+func toolTurns(t *testing.T, calls ...map[string]any) string {
+	var content []map[string]any
+	for _, c := range calls {
+		content = append(content, map[string]any{"type": "toolCall", "name": c["name"], "arguments": c["arguments"]})
+	}
+	b, err := json.Marshal(map[string]any{"turns": []any{
+		map[string]any{"content": content},
+		map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeScript(t, string(b))
+}
+
+func call(name string, args map[string]any) map[string]any {
+	return map[string]any{"name": name, "arguments": args}
+}
+
+// Reading /dev/zero, a FIFO without a writer or a socket, editing or
+// searching them, does not hang the run: with stdin closed after the prompt
+// the run finishes and the process exits 0, as docs/rpc.md says.
+func TestRPCSpecialFilesDoNotKeepTheRunFromEnding(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	script := toolTurns(t,
+		call("read", map[string]any{"path": "/dev/zero"}),
+		call("read", map[string]any{"path": fifo}),
+		call("edit", map[string]any{"path": fifo, "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}),
+		call("grep", map[string]any{"pattern": "x", "path": "/dev/zero"}),
+		call("grep", map[string]any{"pattern": "x", "path": dir}),
+		call("write", map[string]any{"path": fifo, "content": "x"}),
+	)
+	p := startRPC(t, nil, "--no-session", "--tools", "read,edit,grep,write", "--script", script)
+	p.send(`{"id":"p","type":"prompt","message":"go"}`)
+	p.stdin.Close()
+	code, out, took := p.exit()
+	t.Logf("exited %v after stdin EOF; peak RSS %.0f MiB", took, p.maxRSS())
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	all := strings.Join(out, "\n")
+	if n := strings.Count(all, `"type":"tool_execution_end"`); n != 6 {
+		t.Fatalf("%d tool results:\n%s", n, all)
+	}
+	if n := strings.Count(all, "Not a regular file: "); n < 5 {
+		t.Fatalf("%d refusals:\n%s", n, all)
+	}
+	if !strings.Contains(all, `"type":"agent_settled"`) || !strings.Contains(all, `"text":"done"`) {
+		t.Fatalf("the run did not finish:\n%s", all)
+	}
+}
+
+// abort is answered promptly whatever the running tool does; the figures
+// are logged (docs/security.md records them).
+func TestRPCAbortIsAnsweredWhileToolsRun(t *testing.T) {
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "sparse.bin")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil { // 1 TiB, takes no space
+		t.Skipf("sparse file: %v", err)
+	}
+	f.Close()
+	// one 16 MiB line: grep matches lines that long as a stream (seconds)
+	long := filepath.Join(dir, "long.txt")
+	if err := os.WriteFile(long, []byte(strings.Repeat("x", 16<<20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]map[string]any{
+		"bash cat /dev/zero": call("bash", map[string]any{"command": "cat /dev/zero"}),
+		"bash yes":           call("bash", map[string]any{"command": "yes"}),
+		"bash sleep":         call("bash", map[string]any{"command": "sleep 1000"}),
+		"read 1 TiB":         call("read", map[string]any{"path": sparse}),
+		"grep 16 MiB line":   call("grep", map[string]any{"pattern": "y$", "path": long}),
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := startRPC(t, nil, "--no-session", "--tools", "read,bash,grep", "--script", toolTurns(t, c))
+			p.send(`{"id":"p","type":"prompt","message":"go"}`)
+			p.waitFor(`"type":"tool_execution_start"`)
+			start := time.Now()
+			p.send(`{"id":"a","type":"abort"}`)
+			p.waitFor(`"id":"a"`, `"type":"response"`)
+			took := time.Since(start)
+			p.stdin.Close()
+			code, _, _ := p.exit()
+			t.Logf("%s: abort answered after %v; peak RSS %.0f MiB", name, took, p.maxRSS())
+			if code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			if took > 10*time.Second {
+				t.Fatalf("abort took %v", took)
+			}
+		})
+	}
+}
+
+// SIGTERM ends the process while a tool reads or prints without end; the
+// figure is logged (the rule is 3 s).
+func TestRPCSigtermEndsEndlessTools(t *testing.T) {
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "sparse.bin")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skipf("sparse file: %v", err)
+	}
+	f.Close()
+	cases := map[string]map[string]any{
+		"bash cat /dev/zero": call("bash", map[string]any{"command": "cat /dev/zero"}),
+		"read 1 TiB":         call("read", map[string]any{"path": sparse}),
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := startRPC(t, nil, "--tools", "read,bash", "--script", toolTurns(t, c))
+			p.send(`{"id":"p","type":"prompt","message":"go"}`)
+			p.waitFor(`"type":"tool_execution_start"`)
+			start := time.Now()
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			code, _, _ := p.exit()
+			took := time.Since(start)
+			t.Logf("%s: exited %v after SIGTERM", name, took)
+			if code != 143 {
+				t.Fatalf("exit %d, want 143", code)
+			}
+			if took > 10*time.Second {
+				t.Fatalf("exit took %v", took)
+			}
+		})
+	}
+}
+
+var spillRe = regexp.MustCompile(`Full output: (\S+/pisces-bash-[0-9a-f]{16}\.log)`)
+
+// The bash tool's spill files are gone once the process has exited, after
+// stdin EOF and after SIGTERM.
+func TestSpillFilesAreDeletedAtExit(t *testing.T) {
+	for _, how := range []string{"eof", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			tmp := t.TempDir()
+			command := "seq 1 100000"
+			if how == "sigterm" {
+				command += "; sleep 1000"
+			}
+			p := startRPC(t, []string{"TMPDIR=" + tmp}, "--no-session", "--script",
+				toolTurns(t, call("bash", map[string]any{"command": command})))
+			p.send(`{"id":"p","type":"prompt","message":"go"}`)
+			var path string
+			if how == "eof" {
+				p.stdin.Close()
+				_, out, _ := p.exit()
+				if m := spillRe.FindStringSubmatch(strings.Join(out, "\n")); m != nil {
+					path = m[1]
+				}
+			} else {
+				// an update names the file once the output is past 50 KB
+				l := p.waitFor(`"type":"tool_execution_update"`, `pisces-bash-`)
+				if m := regexp.MustCompile(`"fullOutputPath":"([^"]+)"`).FindStringSubmatch(l); m != nil {
+					path = m[1]
+				}
+				p.cmd.Process.Signal(syscall.SIGTERM)
+				p.exit()
+			}
+			if path == "" || !strings.HasPrefix(path, tmp) {
+				t.Fatalf("no spill file named in %s (path %q)", tmp, path)
+			}
+			left, _ := filepath.Glob(filepath.Join(tmp, "pisces-bash-*"))
+			if len(left) > 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+		})
+	}
+}
