@@ -1,5 +1,12 @@
 package export
 
+import (
+	"crypto/sha256"
+	_ "embed" // the Markdown renderer
+	"encoding/base64"
+	"sync"
+)
+
 // The page's only style sheet and script, inlined.
 
 const css = `:root {
@@ -37,6 +44,8 @@ main { padding-top: 12px; padding-bottom: 24px; }
 .label { background: var(--accent); color: #fff; border-radius: 10px; padding: 0 8px; }
 .meta { color: var(--muted); font-size: 0.85em; margin: 6px 2px; }
 .md { overflow-wrap: anywhere; }
+[data-md] { white-space: pre-wrap; }
+.al-left { text-align: left; } .al-center { text-align: center; } .al-right { text-align: right; }
 .md p { margin: 0.5em 0; }
 .md table { border-collapse: collapse; }
 .md th, .md td { border: 1px solid var(--border); padding: 3px 8px; }
@@ -66,7 +75,27 @@ details.failed { border-color: var(--fail); }
 footer { color: var(--muted); font-size: 0.8em; padding-bottom: 24px; }
 `
 
-const script = `(function () {
+// markdownJS renders the Markdown of the page in the browser (see the
+// file's comment).
+//
+//go:embed markdown.js
+var markdownJS string
+
+// pageInit renders every element marked data-md (leaving its text as it is
+// if rendering fails) and wires the expand / collapse buttons.
+const pageInit = `(function () {
+  var els = document.querySelectorAll("[data-md]");
+  for (var k = 0; k < els.length; k++) {
+    var el = els[k];
+    try {
+      var frag = mdRender(document, el.textContent);
+      el.textContent = "";
+      el.appendChild(frag);
+      el.removeAttribute("data-md");
+    } catch (e) {
+      // The source stays readable as text.
+    }
+  }
   document.querySelectorAll("button[data-toggle]").forEach(function (b) {
     b.addEventListener("click", function () {
       var open = b.getAttribute("data-toggle") === "open";
@@ -75,3 +104,16 @@ const script = `(function () {
   });
 })();
 `
+
+// pageAssets is the script of the page and the Content-Security-Policy that lets
+// only it and the page's style sheet run: no other script, no event handler
+// attribute, and nothing loaded from anywhere (images are data: URIs).
+var pageAssets = sync.OnceValue(func() (p struct{ script, csp string }) {
+	p.script = markdownJS + "\n" + pageInit
+	hash := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	p.csp = "default-src 'none'; img-src data:; style-src " + hash(css) + "; script-src " + hash(p.script)
+	return p
+})

@@ -1,8 +1,11 @@
 // Package export writes a session's current branch as one self-contained
 // HTML page (export_html and `pisces --export`): inline CSS and JavaScript
-// only, nothing fetched when the page is opened. Message text is rendered
-// as Markdown with everything the model wrote escaped; thinking, tool calls
-// with their results, bash executions and summaries are collapsible.
+// only, nothing fetched when the page is opened. Message text is written
+// into the page as escaped text and rendered as Markdown by the page's own
+// script (markdown.js), which builds elements without ever parsing session
+// text as HTML; a Content-Security-Policy lets no other script run and
+// nothing load. Thinking, tool calls with their results, bash executions
+// and summaries are collapsible.
 package export
 
 import (
@@ -56,9 +59,11 @@ func HTML(s *session.Session, w io.Writer, opts Options) error {
 	if title == "" {
 		title = "Session " + h.ID
 	}
+	pg := pageAssets()
 	bw.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+	bw.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + pg.csp + `">` + "\n")
 	bw.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
-	bw.WriteString("<title>" + esc(title) + "</title>\n<style>\n" + css + "</style>\n</head>\n<body>\n")
+	bw.WriteString("<title>" + esc(title) + "</title>\n<style>" + css + "</style>\n</head>\n<body>\n")
 
 	// Header.
 	bw.WriteString(`<header class="page"><h1>` + esc(title) + "</h1>\n<dl>")
@@ -85,7 +90,7 @@ func HTML(s *session.Session, w io.Writer, opts Options) error {
 	if len(branch) == 0 {
 		bw.WriteString(`<p class="empty">This session has no entries.</p>`)
 	}
-	bw.WriteString("</main>\n<footer>Exported by Pisces</footer>\n<script>\n" + script + "</script>\n</body>\n</html>\n")
+	bw.WriteString("</main>\n<footer>Exported by Pisces</footer>\n<script>" + pg.script + "</script>\n</body>\n</html>\n")
 	return bw.Flush()
 }
 
@@ -99,7 +104,10 @@ type page struct {
 // esc escapes text for HTML, replacing invalid UTF-8.
 func esc(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uFFFD")) }
 
-func md(s string) string { return renderMarkdown(strings.ToValidUTF8(s, "\uFFFD")) }
+// md is Markdown text for the page's renderer: escaped text in an element
+// marked data-md, shown as it is (white space kept) until the script has
+// rendered it.
+func md(s string) string { return `<div data-md="">` + esc(s) + "</div>" }
 
 func displayTime(iso string) string {
 	t, err := time.Parse(time.RFC3339Nano, iso)

@@ -2,6 +2,8 @@ package export
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -48,24 +50,19 @@ func TestHTMLExport(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<!DOCTYPE html>", "<title>Export test</title>", "sess-x", "2026-01-01 00:00:00 UTC", "/home/u/proj",
-		"Please check &lt;script&gt;alert(1)&lt;/script&gt;",                                  // user text escaped
-		"&lt;img src=&#34;http://evil.example/i.png&#34;&gt;",                                 // inline raw HTML shown as text
-		"&lt;b&gt;bold&lt;/b&gt;",                                                             //
-		`<span class="md-img">[image: pic]</span>`,                                            // remote image not loaded
+		// Message text is escaped text, rendered by the page's script.
+		`<div data-md="">Please check &lt;script&gt;alert(1)&lt;/script&gt;`,
+		"&lt;img src=&#34;http://evil.example/i.png&#34;&gt; &amp; &lt;b&gt;bold&lt;/b&gt;</div>",
+		`<details class="block thinking"><summary>Thinking</summary><div class="md"><div data-md="">Secret **plan**</div>`,
+		"func main() { fmt.Println(&#34;hi &lt;there&gt;&#34;) } // note",
+		`&lt;div onclick=&#34;x()&#34;&gt;raw block&lt;/div&gt;`,
 		`<div class="sub">[image: https://evil.example/shot.png?a=1&amp;b=&#34;x&#34;]</div>`, // image by URL named, not loaded
-		`<span class="md-link">docs</span> <span class="md-url">&lt;http://docs.example/a&gt;</span>`,
-		`<details class="block thinking"><summary>Thinking</summary>`, // collapsible thinking
-		"Secret <strong>plan</strong>",                                // rendered markdown
-		`<span class="tok-k">func</span>`,                             // highlighted code
-		`<span class="tok-s">&#34;hi &lt;there&gt;&#34;</span>`,       //
-		`<span class="tok-c">// note</span>`,                          //
-		`<pre class="md-raw">&lt;div onclick=&#34;x()&#34;&gt;raw block&lt;/div&gt;</pre>`,
-		`<code>[read: ~/proj/main.go:1-10]</code> <span class="status ok">done</span>`, // tool call with its result
-		"package main &lt;/pre&gt;&lt;script&gt;bad()&lt;/script&gt;",                  // result escaped
-		"<code>$ ls -la</code>", `<span class="status fail">exit 1</span>`, "total 0",  // bash
-		"Compaction", "5000 tokens before", "Earlier we <strong>did</strong> things.",
+		`<code>[read: ~/proj/main.go:1-10]</code> <span class="status ok">done</span>`,        // tool call with its result
+		"package main &lt;/pre&gt;&lt;script&gt;bad()&lt;/script&gt;",                         // result escaped
+		"<code>$ ls -la</code>", `<span class="status fail">exit 1</span>`, "total 0", // bash
+		"Compaction", "5000 tokens before", "Earlier we **did** things.",
 		`<span class="label">start here</span>`,
-		"Final answer with a", "<code>code</code>",
+		"Final answer with a [link](https://x.example) and `code`.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
@@ -79,6 +76,15 @@ func TestHTMLExport(t *testing.T) {
 	if n := strings.Count(out, "package main &lt;/pre&gt;"); n != 1 {
 		t.Errorf("tool result shown %d times", n)
 	}
+	checkPage(t, out)
+}
+
+// checkPage checks what every exported page must hold to: one complete
+// document whose only script is its own, allowed to run by the page's
+// Content-Security-Policy (which also forbids loading anything), with no
+// reference to anything outside it.
+func checkPage(t *testing.T, out string) {
+	t.Helper()
 	// Exactly one script element: the page's own.
 	if n := strings.Count(strings.ToLower(out), "<script"); n != 1 {
 		t.Errorf("%d <script elements", n)
@@ -100,15 +106,55 @@ func TestHTMLExport(t *testing.T) {
 			t.Errorf("<%s>: %d opened, %d closed", tag, o, c)
 		}
 	}
+	// The policy allows exactly the page's style sheet and script.
+	m := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatal("no Content-Security-Policy")
+	}
+	style := between(t, out, "<style>", "</style>")
+	script := between(t, out, "<script>", "</script>")
+	want := "default-src 'none'; img-src data:; style-src " + sha(style) + "; script-src " + sha(script)
+	if m[1] != want {
+		t.Errorf("policy %q\nwant   %q", m[1], want)
+	}
 }
 
-func TestHTMLDataImagesStayInline(t *testing.T) {
-	out := renderMarkdown("![dot](data:image/png;base64,iVBORw0KGgo=) ![svg](data:image/svg+xml;base64,PHN2Zz4=)")
-	if !strings.Contains(out, `<img src="data:image/png;base64,iVBORw0KGgo=" alt="dot">`) {
-		t.Errorf("png data image not inline: %s", out)
+func between(t *testing.T, s, open, end string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(s, open)
+	body, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("no %s...%s", open, end)
 	}
-	if strings.Contains(out, "svg+xml\" ") || strings.Contains(out, `src="data:image/svg`) {
-		t.Errorf("svg image inlined: %s", out)
+	return body
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// The page's script builds the rendered Markdown with createElement,
+// createTextNode and setAttribute only; nothing in it parses text as HTML
+// or runs text as code, and it holds nothing that would end or escape the
+// script element early.
+func TestPageScriptIsSafe(t *testing.T) {
+	script := pageAssets().script
+	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(",
+		"setTimeout(", "setInterval(", `"href"`, ".href", "DOMParser", "createRange", "srcdoc", "<!--", "<script", "</script", "]]>"} {
+		if strings.Contains(strings.ToLower(script), strings.ToLower(bad)) {
+			t.Errorf("the page script contains %q", bad)
+		}
+	}
+	for _, m := range regexp.MustCompile(`setAttribute\("([^"]*)"`).FindAllStringSubmatch(script, -1) {
+		switch m[1] {
+		case "class", "start", "checked", "disabled", "type", "src", "alt":
+		default:
+			t.Errorf("setAttribute(%q)", m[1])
+		}
+	}
+	if !strings.Contains(script, "mdReDataImage.test(n.dest)") {
+		t.Error("img src is no longer checked against the data: image pattern")
 	}
 }
 
@@ -125,21 +171,7 @@ func TestHTMLEmptySession(t *testing.T) {
 	if !strings.Contains(out, "<title>T &lt;x&gt;</title>") || !strings.Contains(out, "no entries") {
 		t.Errorf("unexpected: %s", out)
 	}
-}
-
-func TestHighlight(t *testing.T) {
-	cases := map[[2]string]string{
-		{"x := \"a<b\" // c", "go"}:        `x := <span class="tok-s">&#34;a&lt;b&#34;</span> <span class="tok-c">// c</span>`,
-		{"def f():\n  return 1", "py"}:     `<span class="tok-k">def</span> f():` + "\n" + `  <span class="tok-k">return</span> <span class="tok-n">1</span>`,
-		{"+added\n-removed\n ctx", "diff"}: `<span class="tok-add">+added` + "\n" + `</span><span class="tok-del">-removed` + "\n" + `</span> ctx`,
-		{"<b>", "unknown-lang"}:            `&lt;b&gt;`,
-		{"'unterminated\nnext", "js"}:      `<span class="tok-s">&#39;unterminated</span>` + "\nnext",
-	}
-	for in, want := range cases {
-		if got := highlight(in[0], in[1]); got != want {
-			t.Errorf("%q (%s):\n got %s\nwant %s", in[0], in[1], got, want)
-		}
-	}
+	checkPage(t, out)
 }
 
 func TestHTMLCustomAndOrphanResult(t *testing.T) {
@@ -163,11 +195,11 @@ func TestHTMLCustomAndOrphanResult(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{
-		`<div class="md"><p>visible <em>note</em></p>`,
-		`<details class="block"><summary>Hidden from the conversation view</summary><div class="md"><p>hidden note</p>`,
+		`<div class="md"><div data-md="">visible *note*</div>`,
+		`<details class="block"><summary>Hidden from the conversation view</summary><div class="md"><div data-md="">hidden note</div>`,
 		`<details class="block tool failed"><summary>[grep] result</summary>`,
 		`<pre class="text err">match</pre>`,
-		"Branch summary", "Went <em>elsewhere</em>",
+		"Branch summary", "Went *elsewhere*",
 		"<title>Session s2</title>",
 	} {
 		if !strings.Contains(out, want) {
