@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/openai/openai-go/v3"
+	"github.com/tidwall/gjson"
 )
 
 // chunkData is what the stream reader uses of one chat.completion.chunk.
@@ -18,10 +19,11 @@ import (
 // It is filled by decodeChunk, a small hand-written decoder of just these
 // members, or, for any chunk that decoder does not handle with certainty
 // (unusual types, surrogate escapes, invalid UTF-8, x_groq, invalid JSON),
-// from the SDK's ChatCompletionChunk (chunkFromSDK). decodeChunk only
-// accepts input on which both give the same result: it validates the JSON
-// as strictly as encoding/json does and decodes the members it reads the
-// way the SDK's decoder (gjson, apijson) does.
+// by decodeChunkJSON, which decodes everything as the openai-go SDK's
+// ChatCompletionChunk did. decodeChunk only accepts input on which both
+// give the same result: it validates the JSON as strictly as encoding/json
+// does and decodes the members it reads the way the SDK's decoder (gjson,
+// apijson) does.
 type chunkData struct {
 	id string
 
@@ -47,71 +49,170 @@ type toolCallData struct {
 	id, name, args string
 }
 
-// chunkFromSDK extracts the used members of a chunk decoded by the SDK.
-func chunkFromSDK(ch *openai.ChatCompletionChunk) chunkData {
-	var d chunkData
-	d.id = ch.ID
-	if ch.JSON.Usage.Valid() {
+// decodeChunkData decodes a chunk: with decodeChunk, or, when that
+// declines, with decodeChunkJSON.
+func decodeChunkData(data []byte, needID bool, d *chunkData) error {
+	if decodeChunk(data, needID, d) {
+		return nil
+	}
+	return decodeChunkJSON(data, d)
+}
+
+// decodeChunkJSON decodes any chunk the way the openai-go SDK decodes a
+// ChatCompletionChunk (json.Unmarshal into it, which hands the validated
+// text to the SDK's gjson-based decoder), for the members chunkData holds:
+//   - invalid JSON is encoding/json's syntax error; a top-level value
+//     other than an object or null is the type error the SDK returned;
+//   - of a repeated key, the last one counts;
+//   - a string member holds gjson's String() of any non-null value (a
+//     number's text, "true", an object's raw text), an integer member its
+//     Int();
+//   - a member of object type (usage, delta, function, an element of
+//     choices or tool_calls) that is not an object or null is left empty,
+//     and an array with such an element is dropped whole; a member of
+//     array type that is not an array is left empty;
+//   - usage counts only when it is an object;
+//   - the reasoning members and x_groq are read from their raw text with
+//     encoding/json, as the reader read the SDK's extra fields.
+//
+// The tests compare it with the SDK on random and fuzzed chunks.
+func decodeChunkJSON(data []byte, d *chunkData) error {
+	if !json.Valid(data) {
+		var v any
+		return json.Unmarshal(data, &v) // its syntax error
+	}
+	root := gjson.ParseBytes(data)
+	if root.Type != gjson.Null && !root.IsObject() {
+		return errors.New("json: cannot unmarshal " + jsonKind(root) + " into Go value of type openai.ChatCompletionChunk")
+	}
+	*d = chunkData{toolCalls: d.toolCalls[:0]}
+	m := root.Map()
+	d.id = jsonString(m["id"])
+	if u, ok := m["usage"]; ok && u.IsObject() {
 		d.hasUsage = true
-		d.usage = usageFromSDK(ch.Usage)
-	} else if xg, ok := ch.JSON.ExtraFields["x_groq"]; ok {
+		d.usage = usageFromJSON(u)
+	} else if xg, ok := m["x_groq"]; ok {
 		// Groq's older streams carry usage in x_groq.
 		var v struct {
-			Usage *openai.CompletionUsage `json:"usage"`
+			Usage *groqUsage `json:"usage"`
 		}
-		if json.Unmarshal([]byte(xg.Raw()), &v) == nil && v.Usage != nil {
+		if json.Unmarshal([]byte(xg.Raw), &v) == nil && v.Usage != nil {
 			d.hasUsage = true
-			d.usage = usageFromSDK(*v.Usage)
+			d.usage = v.Usage.u
 		}
 	}
-	if len(ch.Choices) == 0 {
-		return d
+	choices, ok := objects(m["choices"])
+	if !ok || len(choices) == 0 {
+		return nil
 	}
-	choice := ch.Choices[0]
-	delta := choice.Delta
+	choice := choices[0].Map()
 	d.hasChoice = true
-	d.content = delta.Content
-	d.refusal = delta.Refusal
+	d.finish = jsonString(choice["finish_reason"])
+	delta := objectMap(choice["delta"])
+	d.content = jsonString(delta["content"])
+	d.refusal = jsonString(delta["refusal"])
 	for _, f := range reasoningFields {
-		if v, ok := delta.JSON.ExtraFields[f]; ok {
+		if v, ok := delta[f]; ok {
 			var s string
-			if json.Unmarshal([]byte(v.Raw()), &s) == nil && s != "" {
+			if json.Unmarshal([]byte(v.Raw), &s) == nil && s != "" {
 				d.reasoningField, d.reasoningText = f, s
 				break
 			}
 		}
 	}
-	for _, tc := range delta.ToolCalls {
-		d.toolCalls = append(d.toolCalls, toolCallData{index: tc.Index, id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments})
+	calls, _ := objects(delta["tool_calls"])
+	for _, c := range calls {
+		cm := c.Map()
+		fn := objectMap(cm["function"])
+		d.toolCalls = append(d.toolCalls, toolCallData{
+			index: jsonInt(cm["index"]), id: jsonString(cm["id"]),
+			name: jsonString(fn["name"]), args: jsonString(fn["arguments"]),
+		})
 	}
-	d.finish = choice.FinishReason
-	return d
+	return nil
 }
 
-func usageFromSDK(u openai.CompletionUsage) usageData {
-	d := usageData{
-		prompt:     u.PromptTokens,
-		completion: u.CompletionTokens,
-		cached:     u.PromptTokensDetails.CachedTokens,
-		cacheWrite: u.PromptTokensDetails.CacheWriteTokens,
+// groqUsage decodes x_groq's usage member.
+type groqUsage struct{ u usageData }
+
+func (g *groqUsage) UnmarshalJSON(b []byte) error {
+	r := gjson.ParseBytes(b)
+	if r.Type != gjson.Null && !r.IsObject() {
+		return errors.New("usage is not an object")
 	}
-	if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
-		d.cacheHit = f.Raw()
-	}
-	return d
+	g.u = usageFromJSON(r)
+	return nil
 }
 
-// decodeChunkData decodes a chunk, with the SDK when decodeChunk declines.
-func decodeChunkData(data []byte, needID bool, d *chunkData) error {
-	if decodeChunk(data, needID, d) {
+func usageFromJSON(r gjson.Result) usageData {
+	m := r.Map()
+	details := objectMap(m["prompt_tokens_details"])
+	u := usageData{
+		prompt:     jsonInt(m["prompt_tokens"]),
+		completion: jsonInt(m["completion_tokens"]),
+		cached:     jsonInt(details["cached_tokens"]),
+		cacheWrite: jsonInt(details["cache_write_tokens"]),
+	}
+	if v, ok := m["prompt_cache_hit_tokens"]; ok {
+		u.cacheHit = v.Raw
+	}
+	return u
+}
+
+// jsonString is a string member's value (absent and null: "").
+func jsonString(r gjson.Result) string {
+	if r.Type == gjson.Null {
+		return ""
+	}
+	return r.String()
+}
+
+// jsonInt is an integer member's value (absent and null: 0).
+func jsonInt(r gjson.Result) int64 {
+	if r.Type == gjson.Null {
+		return 0
+	}
+	return r.Int()
+}
+
+// objectMap is the members of an object-typed member: none unless it is
+// an object.
+func objectMap(r gjson.Result) map[string]gjson.Result {
+	if !r.IsObject() {
 		return nil
 	}
-	var ch openai.ChatCompletionChunk
-	if err := json.Unmarshal(data, &ch); err != nil {
-		return err
+	return r.Map()
+}
+
+// objects is an array member whose elements are objects or null; ok is
+// false when it is absent, null, not an array or has another element.
+func objects(r gjson.Result) (elems []gjson.Result, ok bool) {
+	if !r.IsArray() {
+		return nil, false
 	}
-	*d = chunkFromSDK(&ch)
-	return nil
+	elems = r.Array()
+	for _, e := range elems {
+		if e.Type != gjson.Null && !e.IsObject() {
+			return nil, false
+		}
+	}
+	return elems, true
+}
+
+// jsonKind names a JSON value's kind as encoding/json's type errors do.
+func jsonKind(r gjson.Result) string {
+	switch r.Type {
+	case gjson.String:
+		return "string"
+	case gjson.Number:
+		return "number"
+	case gjson.True, gjson.False:
+		return "bool"
+	}
+	if r.IsArray() {
+		return "array"
+	}
+	return "object"
 }
 
 // decodeChunk is the fast decoder. It reports false, leaving d in any

@@ -18,13 +18,82 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// sdkChunk decodes data the way the reader did before the fast decoder.
+// sdkChunk decodes data with the openai-go SDK, as the reader did before
+// it had decoders of its own.
 func sdkChunk(data []byte) (chunkData, error) {
 	var ch openai.ChatCompletionChunk
 	if err := json.Unmarshal(data, &ch); err != nil {
 		return chunkData{}, err
 	}
 	return chunkFromSDK(&ch), nil
+}
+
+// chunkFromSDK extracts the used members of a chunk decoded by the SDK.
+func chunkFromSDK(ch *openai.ChatCompletionChunk) chunkData {
+	var d chunkData
+	d.id = ch.ID
+	if ch.JSON.Usage.Valid() {
+		d.hasUsage = true
+		d.usage = usageFromSDK(ch.Usage)
+	} else if xg, ok := ch.JSON.ExtraFields["x_groq"]; ok {
+		var v struct {
+			Usage *openai.CompletionUsage `json:"usage"`
+		}
+		if json.Unmarshal([]byte(xg.Raw()), &v) == nil && v.Usage != nil {
+			d.hasUsage = true
+			d.usage = usageFromSDK(*v.Usage)
+		}
+	}
+	if len(ch.Choices) == 0 {
+		return d
+	}
+	choice := ch.Choices[0]
+	delta := choice.Delta
+	d.hasChoice = true
+	d.content = delta.Content
+	d.refusal = delta.Refusal
+	for _, f := range reasoningFields {
+		if v, ok := delta.JSON.ExtraFields[f]; ok {
+			var s string
+			if json.Unmarshal([]byte(v.Raw()), &s) == nil && s != "" {
+				d.reasoningField, d.reasoningText = f, s
+				break
+			}
+		}
+	}
+	for _, tc := range delta.ToolCalls {
+		d.toolCalls = append(d.toolCalls, toolCallData{index: tc.Index, id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments})
+	}
+	d.finish = choice.FinishReason
+	return d
+}
+
+func usageFromSDK(u openai.CompletionUsage) usageData {
+	d := usageData{
+		prompt:     u.PromptTokens,
+		completion: u.CompletionTokens,
+		cached:     u.PromptTokensDetails.CachedTokens,
+		cacheWrite: u.PromptTokensDetails.CacheWriteTokens,
+	}
+	if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
+		d.cacheHit = f.Raw()
+	}
+	return d
+}
+
+// checkJSONDecoder compares decodeChunkJSON with the SDK on data: the same
+// members, or the same error text.
+func checkJSONDecoder(t *testing.T, data []byte) {
+	t.Helper()
+	want, werr := sdkChunk(data)
+	got := chunkData{id: "x", content: "y", toolCalls: []toolCallData{{id: "z"}}}
+	err := decodeChunkJSON(data, &got)
+	if fmt.Sprint(err) != fmt.Sprint(werr) {
+		t.Fatalf("chunk %s: error %v, SDK %v", data, err, werr)
+	}
+	if err == nil && !reflect.DeepEqual(normalize(got), normalize(want)) {
+		t.Fatalf("chunk %s:\nSDK  %+v\nJSON %+v", data, normalize(want), normalize(got))
+	}
 }
 
 func normalize(d chunkData) chunkData {
@@ -38,6 +107,7 @@ func normalize(d chunkData) chunkData {
 // whether the fast decoder took the chunk.
 func checkChunk(t *testing.T, data []byte) bool {
 	t.Helper()
+	checkJSONDecoder(t, data)
 	want, werr := sdkChunk(data)
 	for _, needID := range []bool{true, false} {
 		var got chunkData
@@ -189,7 +259,7 @@ func TestChunkDecoderRandom(t *testing.T) {
 	}
 	keys := []string{"id", "usage", "choices", "delta", "content", "refusal", "reasoning", "reasoning_content", "reasoning_text",
 		"tool_calls", "index", "function", "name", "arguments", "finish_reason", "prompt_tokens", "completion_tokens",
-		"prompt_tokens_details", "cached_tokens", "cache_write_tokens", "prompt_cache_hit_tokens", "other", "error", "ErroR"}
+		"prompt_tokens_details", "cached_tokens", "cache_write_tokens", "prompt_cache_hit_tokens", "other", "error", "ErroR", "x_groq"}
 	took := 0
 	n := 20000
 	if testing.Short() {
@@ -197,6 +267,9 @@ func TestChunkDecoderRandom(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		data := object(0, keys)
+		if r.Intn(20) == 0 {
+			data = value(0, keys)
+		}
 		if checkChunk(t, []byte(data)) {
 			took++
 		}

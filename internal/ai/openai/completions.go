@@ -9,10 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/pisces-agent/pisces/internal/ai"
 )
 
@@ -44,16 +40,15 @@ func (p *Completions) Stream(ctx context.Context, req *ai.Request, emit func(ai.
 		return b.Fail(ctx, err)
 	}
 	c := resolveCompat(req.Model)
-	params := completionsParams(req, c)
-
-	var raw *http.Response
-	svc := openai.NewChatCompletionService(clientOptions(p.HTTPClient, req, &raw)...)
-	stream := svc.NewStreaming(ctx, params)
-	defer stream.Close()
-	if err := stream.Err(); err != nil {
+	body, err := completionsParams(req, c).MarshalJSON()
+	if err != nil {
+		return b.Fail(ctx, err)
+	}
+	raw, err := postJSON(ctx, p.HTTPClient, req, "chat/completions", body)
+	if err != nil || raw.StatusCode >= 400 {
 		return b.Fail(ctx, requestError(ctx, req.Model, raw, err))
 	}
-	if raw == nil || raw.Body == nil {
+	if raw.Body == nil {
 		return b.Fail(ctx, &ai.ProviderError{Message: "connection error: no response"})
 	}
 	return (&completionsReader{b: b, tools: map[int64]*toolState{}}).read(ctx, raw)
@@ -63,66 +58,55 @@ func (p *Completions) Stream(ctx context.Context, req *ai.Request, emit func(ai.
 // Request
 
 // completionsParams builds the request body.
-func completionsParams(req *ai.Request, c compat) openai.ChatCompletionNewParams {
+func completionsParams(req *ai.Request, c compat) *chatRequest {
 	m := req.Model
-	p := openai.ChatCompletionNewParams{
-		Model:    shared.ChatModel(m.ID),
+	p := &chatRequest{
+		Model:    m.ID,
 		Messages: completionsMessages(req, c),
 	}
-	extra := map[string]any{}
 	if c.supportsUsageInStreaming {
-		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
+		p.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 	}
 	if c.supportsStore {
-		p.Store = param.NewOpt(false)
+		p.Store = new(false)
 	}
 	if n := maxTokens(req); n > 0 {
 		if c.maxTokensField == "max_completion_tokens" {
-			p.MaxCompletionTokens = param.NewOpt(n)
+			p.MaxCompletionTokens = n
 		} else {
-			p.MaxTokens = param.NewOpt(n)
+			p.MaxTokens = n
 		}
 	}
 	if len(req.Tools) > 0 {
 		for _, t := range req.Tools {
-			fn := shared.FunctionDefinitionParam{
-				Name:       t.Name,
-				Parameters: shared.FunctionParameters(toolSchema(t.Parameters)),
-			}
-			if t.Description != "" {
-				fn.Description = param.NewOpt(t.Description)
-			}
+			fn := chatFunction{Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Parameters)}
 			if c.supportsStrictMode {
-				fn.Strict = param.NewOpt(false)
+				fn.Strict = new(false)
 			}
-			p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+			p.Tools = append(p.Tools, chatTool{Function: fn, Type: "function"})
 		}
 	} else if hasToolHistory(req.Messages) {
 		// Proxies in front of Anthropic (LiteLLM) need "tools" whenever the
 		// conversation holds tool calls.
-		extra["tools"] = []any{}
+		p.EmptyTools = true
 	}
 	if c.isOpenAI && req.SessionID != "" {
-		p.PromptCacheKey = param.NewOpt(req.SessionID)
+		p.PromptCacheKey = req.SessionID
 	}
 
 	on := thinkingOn(req)
 	switch {
 	case c.thinkingFormat == "zai" && m.Reasoning:
-		kind := "disabled"
+		p.Thinking = "disabled"
 		if on {
-			kind = "enabled"
+			p.Thinking = "enabled"
 		}
-		extra["thinking"] = map[string]any{"type": kind}
 	case c.thinkingFormat == "qwen" && m.Reasoning:
-		extra["enable_thinking"] = on
+		p.EnableThinking = new(on)
 	case c.thinkingFormat == "qwen-chat-template" && m.Reasoning:
-		extra["chat_template_kwargs"] = map[string]any{"enable_thinking": on}
+		p.ChatTemplateKwargs = &chatTemplateKwargs{EnableThinking: on}
 	case c.thinkingFormat == "reasoning_effort" && on && c.supportsReasoningEffort:
-		p.ReasoningEffort = shared.ReasoningEffort(c.effort(req.ThinkingLevel))
-	}
-	if len(extra) > 0 {
-		p.SetExtraFields(extra)
+		p.ReasoningEffort = c.effort(req.ThinkingLevel)
 	}
 	return p
 }
@@ -181,19 +165,19 @@ func completionsToolID(id string, m *ai.Model, c compat) string {
 }
 
 // completionsMessages converts the conversation.
-func completionsMessages(req *ai.Request, c compat) []openai.ChatCompletionMessageParamUnion {
+func completionsMessages(req *ai.Request, c compat) []chatMessage {
 	m := req.Model
-	var out []openai.ChatCompletionMessageParamUnion
+	var out []chatMessage
 	if req.SystemPrompt != "" {
+		role := "system"
 		if c.supportsDeveloperRole && m.Reasoning {
-			out = append(out, openai.DeveloperMessage(req.SystemPrompt))
-		} else {
-			out = append(out, openai.SystemMessage(req.SystemPrompt))
+			role = "developer"
 		}
+		out = append(out, chatMessage{Content: req.SystemPrompt, Role: role})
 	}
 	images := supportsImages(m)
 	bridge := func() {
-		out = append(out, openai.AssistantMessage("I have processed the tool results."))
+		out = append(out, chatMessage{Content: "I have processed the tool results.", Role: "assistant"})
 	}
 	msgs := prepareMessages(req.Messages)
 	lastWasTool := false
@@ -215,20 +199,21 @@ func completionsMessages(req *ai.Request, c compat) []openai.ChatCompletionMessa
 			}
 		case pm.toolResult != nil:
 			// A run of tool results; their images follow in one user message.
-			var imgs []openai.ChatCompletionContentPartUnionParam
+			var imgs []any
 			for ; i < len(msgs) && msgs[i].toolResult != nil; i++ {
 				tr := msgs[i].toolResult
-				tm := openai.ChatCompletionToolMessageParam{
+				tm := chatMessage{
+					Content:    toolResultText(tr),
 					ToolCallID: completionsToolID(tr.ToolCallID, m, c),
-					Content:    openai.ChatCompletionToolMessageParamContentUnion{OfString: param.NewOpt(toolResultText(tr))},
+					Role:       "tool",
 				}
 				if c.requiresToolResultName && tr.ToolName != "" {
-					tm.SetExtraFields(map[string]any{"name": tr.ToolName})
+					tm.extraKey, tm.extraValue = "name", tr.ToolName
 				}
-				out = append(out, openai.ChatCompletionMessageParamUnion{OfTool: &tm})
+				out = append(out, tm)
 				if images {
 					for _, img := range toolResultImages(tr) {
-						imgs = append(imgs, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: imageURL(img)}))
+						imgs = append(imgs, imagePart(img))
 					}
 				}
 			}
@@ -238,8 +223,8 @@ func completionsMessages(req *ai.Request, c compat) []openai.ChatCompletionMessa
 				if c.requiresAssistantAfterToolResult {
 					bridge()
 				}
-				parts := append([]openai.ChatCompletionContentPartUnionParam{openai.TextContentPart(toolImagesIntro)}, imgs...)
-				out = append(out, openai.UserMessage(parts))
+				parts := append([]any{textPart(toolImagesIntro)}, imgs...)
+				out = append(out, chatMessage{Content: parts, Role: "user"})
 				lastWasTool = false
 			}
 		}
@@ -247,28 +232,28 @@ func completionsMessages(req *ai.Request, c compat) []openai.ChatCompletionMessa
 	return out
 }
 
-func completionsUser(u *ai.UserMessage, images bool) (openai.ChatCompletionMessageParamUnion, bool) {
+func completionsUser(u *ai.UserMessage, images bool) (chatMessage, bool) {
 	if u.Content.IsString {
-		return openai.UserMessage(u.Content.Str), true
+		return chatMessage{Content: u.Content.Str, Role: "user"}, true
 	}
-	var parts []openai.ChatCompletionContentPartUnionParam
+	var parts []any
 	for _, c := range u.Content.Blocks {
 		switch c.Type {
 		case ai.ContentText:
-			parts = append(parts, openai.TextContentPart(c.Text))
+			parts = append(parts, textPart(c.Text))
 		case ai.ContentImage:
 			if images {
-				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: imageURL(c)}))
+				parts = append(parts, imagePart(c))
 			}
 		}
 	}
 	if len(parts) == 0 {
-		return openai.ChatCompletionMessageParamUnion{}, false
+		return chatMessage{}, false
 	}
-	return openai.UserMessage(parts), true
+	return chatMessage{Content: parts, Role: "user"}, true
 }
 
-func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (openai.ChatCompletionMessageParamUnion, bool) {
+func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (chatMessage, bool) {
 	same := sameModel(a, m)
 	var text, thinking []string
 	reasoningField := ""
@@ -295,7 +280,7 @@ func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (openai
 			}
 		}
 	}
-	msg := openai.ChatCompletionAssistantMessageParam{}
+	msg := chatMessage{Role: "assistant"}
 	content := strings.Join(text, "")
 	if len(thinking) > 0 && reasoningField == "" {
 		t := strings.Join(thinking, "\n\n")
@@ -306,26 +291,22 @@ func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (openai
 		}
 	}
 	if content != "" || c.requiresAssistantAfterToolResult {
-		msg.Content = openai.ChatCompletionAssistantMessageParamContentUnion{OfString: param.NewOpt(content)}
+		msg.Content = content
 	}
 	for _, tc := range a.ToolCalls() {
-		msg.ToolCalls = append(msg.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: completionsToolID(tc.ID, m, c),
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-					Name:      tc.Name,
-					Arguments: argumentsJSON(tc),
-				},
-			},
+		msg.ToolCalls = append(msg.ToolCalls, chatToolCall{
+			ID:       completionsToolID(tc.ID, m, c),
+			Function: chatCallFunction{Name: tc.Name, Arguments: argumentsJSON(tc)},
+			Type:     "function",
 		})
 	}
 	if content == "" && len(msg.ToolCalls) == 0 {
-		return openai.ChatCompletionMessageParamUnion{}, false
+		return chatMessage{}, false
 	}
 	if reasoningField != "" {
-		msg.SetExtraFields(map[string]any{reasoningField: strings.Join(thinking, "\n")})
+		msg.extraKey, msg.extraValue = reasoningField, strings.Join(thinking, "\n")
 	}
-	return openai.ChatCompletionMessageParamUnion{OfAssistant: &msg}, true
+	return msg, true
 }
 
 // ---------------------------------------------------------------------------

@@ -1,13 +1,21 @@
 // Package openai implements the "openai-completions" and "openai-responses"
-// wire APIs over the official openai-go SDK. openai-completions also serves
-// every OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio,
-// OpenRouter, Groq, Cerebras, xAI, DeepSeek, Mistral, Together, Fireworks,
-// ...); the model's compat flags (models.json) adapt the request to each.
+// wire APIs. openai-completions also serves every OpenAI-compatible server
+// (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq, Cerebras, xAI,
+// DeepSeek, Mistral, Together, Fireworks, ...); the model's compat flags
+// (models.json) adapt the request to each.
 //
-// The SDK sends the request (base URL, key, headers, error bodies) with its
-// own retries turned off; the SSE body is read event by event here so that a
-// stream cut before its terminal event ([DONE], response.completed) is
-// reported as such and not mistaken for a finished answer.
+// The Responses API goes through the official openai-go SDK's responses
+// package, which sends the request (base URL, key, headers, error bodies)
+// with its own retries turned off. Chat Completions is written and sent
+// here (chatrequest.go) and its chunks are decoded here (chunk.go), with the
+// SDK's exact request bytes and decoding rules: the SDK's chat types live
+// in its root package, which would link and initialise its whole API
+// surface (realtime, audio, webhooks, ...) at every start of the binary.
+// The tests check both against the SDK.
+//
+// The SSE body is read event by event here so that a stream cut before its
+// terminal event ([DONE], response.completed) is reported as such and not
+// mistaken for a finished answer.
 package openai
 
 import (
@@ -64,7 +72,7 @@ func thinkingOn(req *ai.Request) bool {
 	return req.Model.Reasoning && req.ThinkingLevel != "" && req.ThinkingLevel != "off"
 }
 
-// clientOptions are the SDK options shared by both APIs. The SDK's
+// clientOptions are the SDK options of the Responses API. The SDK's
 // environment defaults (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, ...)
 // are not used: services are built without openai.NewClient, so a key meant
 // for one provider never leaks to another.
