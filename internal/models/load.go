@@ -93,13 +93,17 @@ func Load(opts LoadOptions) (*Registry, []error) {
 			anyModel: cp.Local,
 			compat:   cp.Compat,
 		}
-		for j := range cp.Models {
-			s.models = append(s.models, cp.Models[j].model(cp))
-		}
 		if pc := mf.Providers[cp.Name]; pc != nil {
+			for j := range cp.Models {
+				s.models = append(s.models, cp.Models[j].model(cp))
+			}
 			if err := s.apply(pc, res, true); err != nil {
 				fail("%s: provider %q: %v", mjPath, cp.Name, err)
 			}
+		} else {
+			// Untouched by models.json: its models are built when the
+			// registry first needs them.
+			s.catalogue = cp
 		}
 		specs = append(specs, s)
 	}
@@ -164,6 +168,27 @@ type providerSpec struct {
 	apiKey     string            // models.json value, unresolved
 	authHeader bool
 	models     []*ai.Model
+	// catalogue, when set, is the built-in provider whose models the
+	// entry builds on first use (models is empty then).
+	catalogue *CatalogueProvider
+}
+
+// modelAPIs is the wire API of each of the spec's models.
+func (s *providerSpec) modelAPIs() []string {
+	if cp := s.catalogue; cp != nil {
+		apis := make([]string, len(cp.Models))
+		for i := range cp.Models {
+			if apis[i] = cp.Models[i].API; apis[i] == "" {
+				apis[i] = cp.API
+			}
+		}
+		return apis
+	}
+	apis := make([]string, len(s.models))
+	for i, m := range s.models {
+		apis[i] = m.API
+	}
+	return apis
 }
 
 // apply merges a models.json provider entry. For a built-in provider a
@@ -437,21 +462,24 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry,
 		byAPI[api] = p
 		return p, p != nil
 	}
-	var kept []*ai.Model
+	apis := s.modelAPIs()
+	keep := make([]bool, len(apis))
+	var keptAPIs []string
 	dropped := map[string]int{}
-	for _, m := range s.models {
-		if _, ok := lookup(m.API); ok {
-			kept = append(kept, m)
+	for i, api := range apis {
+		if _, ok := lookup(api); ok {
+			keep[i] = true
+			keptAPIs = append(keptAPIs, api)
 		} else {
-			dropped[m.API]++
+			dropped[api]++
 		}
 	}
-	apis := make([]string, 0, len(dropped))
+	droppedAPIs := make([]string, 0, len(dropped))
 	for api := range dropped {
-		apis = append(apis, api)
+		droppedAPIs = append(droppedAPIs, api)
 	}
-	sort.Strings(apis)
-	for _, api := range apis {
+	sort.Strings(droppedAPIs)
+	for _, api := range droppedAPIs {
 		errs = append(errs, fmt.Errorf("provider %q: no adapter for API %q; skipped %d model(s)", s.name, api, dropped[api]))
 	}
 	anyModel := s.anyModel
@@ -463,15 +491,15 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry,
 			anyModel = false
 		}
 	}
-	if len(kept) == 0 && !anyModel {
+	if len(keptAPIs) == 0 && !anyModel {
 		return nil, errs
 	}
 
 	var provider ai.Provider
 	if adapters != nil {
 		used := map[string]ai.Provider{}
-		for _, m := range kept {
-			used[m.API] = byAPI[m.API]
+		for _, api := range keptAPIs {
+			used[api] = byAPI[api]
 		}
 		if anyModel {
 			used[s.api] = byAPI[s.api]
@@ -491,10 +519,26 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry,
 	e := &ProviderEntry{
 		Name:     s.name,
 		Provider: provider,
-		Models:   kept,
 		NoKey:    s.noKey,
 		KeyFunc:  keyFunc(auth, s.env, s.apiKey, res, env),
 		Env:      s.env,
+	}
+	if cp := s.catalogue; cp != nil {
+		e.build = func() []*ai.Model {
+			var kept []*ai.Model
+			for i := range cp.Models {
+				if keep[i] {
+					kept = append(kept, cp.Models[i].model(cp))
+				}
+			}
+			return kept
+		}
+	} else {
+		for i, m := range s.models {
+			if keep[i] {
+				e.Models = append(e.Models, m)
+			}
+		}
 	}
 	if anyModel {
 		e.AnyModel = s.anyModelFunc()

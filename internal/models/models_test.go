@@ -771,3 +771,79 @@ func TestRegistryConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Built-in providers that models.json leaves alone build their models when
+// first used; what is built is what building them all at once gives.
+func TestLoadBuildsCatalogueOnDemand(t *testing.T) {
+	p, _ := adapters(allAPIs...)
+	reg, errs := Load(LoadOptions{Providers: p, Env: envOf(nil)})
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	built := func(name string) bool {
+		reg.mu.RLock()
+		defer reg.mu.RUnlock()
+		return reg.providers[name].Models != nil
+	}
+	for _, n := range reg.Providers() {
+		if built(n) {
+			t.Errorf("%s built at load", n)
+		}
+	}
+	if _, err := reg.Resolve("", "openai/gpt-5"); err != nil {
+		t.Fatal(err)
+	}
+	mustFind(t, reg, "anthropic", "claude-opus-4-7")
+	for _, n := range reg.Providers() {
+		if want := n == "openai" || n == "anthropic"; built(n) != want {
+			t.Errorf("%s built: %v", n, built(n))
+		}
+	}
+	var want []*ai.Model
+	cat, _ := Catalogue()
+	for i := range cat {
+		for j := range cat[i].Models {
+			want = append(want, cat[i].Models[j].model(&cat[i]))
+		}
+	}
+	sortModels(want)
+	got := reg.All()
+	if len(got) != len(want) {
+		t.Fatalf("%d models, want %d", len(got), len(want))
+	}
+	for i := range got {
+		g, _ := json.Marshal(got[i])
+		w, _ := json.Marshal(want[i])
+		if string(g) != string(w) {
+			t.Errorf("model %d:\n got %s\nwant %s", i, g, w)
+		}
+	}
+}
+
+// A built-in provider with models of an API that has no adapter keeps the
+// others, and says so at load, built lazily or not.
+func TestLoadLazyDropsModelsWithoutAdapter(t *testing.T) {
+	saved := catalogueData
+	t.Cleanup(func() { catalogueData = saved })
+	catalogueData = []CatalogueProvider{{
+		Name: "mixed", API: APIOpenAICompletions, BaseURL: "https://x.example/v1", Env: []string{"MIXED_KEY"},
+		Models: []CatalogueModel{{ID: "a", Input: []string{"text"}}, {ID: "b", API: APIOpenAIResponses}, {ID: "c"}},
+	}}
+	p, _ := adapters(APIOpenAICompletions)
+	for _, dir := range []string{"", t.TempDir()} {
+		if dir != "" {
+			writeFile(t, dir, "models.json", `{"providers":{"mixed":{"headers":{"X":"1"}}}}`)
+		}
+		reg, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(nil)})
+		if text := joinErrs(errs); text != "provider \"mixed\": no adapter for API \"openai-responses\"; skipped 1 model(s)\n" {
+			t.Errorf("models.json %q: errors %q", dir, text)
+		}
+		var ids []string
+		for _, m := range reg.All() {
+			ids = append(ids, m.ID)
+		}
+		if strings.Join(ids, ",") != "a,c" {
+			t.Errorf("models.json %q: models %v", dir, ids)
+		}
+	}
+}

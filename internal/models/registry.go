@@ -19,7 +19,9 @@ import (
 type ProviderEntry struct {
 	Name     string
 	Provider ai.Provider
-	Models   []*ai.Model
+	// Models are the provider's models; each carries the provider's Name.
+	// An entry the registry hands out has them (see build).
+	Models []*ai.Model
 	// KeyFunc resolves the provider's API key ("" when none). NoKey marks
 	// providers that need none (local servers, the scripted provider).
 	KeyFunc func() string
@@ -29,6 +31,19 @@ type ProviderEntry struct {
 	AnyModel func(id string) *ai.Model
 	// Env names the environment variables the key is read from, in order.
 	Env []string
+
+	// build, when set, makes Models the first time the registry needs
+	// them (Load gives built-in providers that models.json does not touch
+	// one, so that a start-up does not build the whole catalogue).
+	build func() []*ai.Model
+	once  sync.Once
+}
+
+// ensureModels builds the entry's models if they are built lazily.
+func (p *ProviderEntry) ensureModels() {
+	if p.build != nil {
+		p.once.Do(func() { p.Models = p.build() })
+	}
 }
 
 // Registry holds providers by name. It is safe for concurrent use.
@@ -64,8 +79,11 @@ func (r *Registry) Add(p *ProviderEntry) {
 // Provider returns the provider entry by name.
 func (r *Registry) Provider(name string) (*ProviderEntry, bool) {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	p, ok := r.providers[name]
+	r.mu.RUnlock()
+	if ok {
+		p.ensureModels()
+	}
 	return p, ok
 }
 
@@ -170,18 +188,28 @@ func HomeRelative(path string) string {
 // All returns every listed model, sorted by provider then id.
 func (r *Registry) All() []*ai.Model {
 	r.mu.RLock()
-	var out []*ai.Model
+	entries := make([]*ProviderEntry, 0, len(r.order))
 	for _, n := range r.order {
-		out = append(out, r.providers[n].Models...)
+		entries = append(entries, r.providers[n])
 	}
 	r.mu.RUnlock()
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Provider != out[j].Provider {
-			return out[i].Provider < out[j].Provider
-		}
-		return out[i].ID < out[j].ID
-	})
+	var out []*ai.Model
+	for _, p := range entries {
+		p.ensureModels()
+		out = append(out, p.Models...)
+	}
+	sortModels(out)
 	return out
+}
+
+// sortModels sorts by provider, then id, keeping the order of equals.
+func sortModels(ms []*ai.Model) {
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].Provider != ms[j].Provider {
+			return ms[i].Provider < ms[j].Provider
+		}
+		return ms[i].ID < ms[j].ID
+	})
 }
 
 // Available returns the models whose provider key resolves (keyless local
@@ -260,7 +288,6 @@ func (r *Registry) Resolve(provider, pattern string) (*ai.Model, error) {
 	if pattern == "" {
 		return nil, fmt.Errorf("empty model pattern")
 	}
-	all := r.All()
 	canonical := map[string]string{} // lower-case provider -> name
 	r.mu.RLock()
 	for _, n := range r.order {
@@ -285,6 +312,7 @@ func (r *Registry) Resolve(provider, pattern string) (*ai.Model, error) {
 	}
 
 	if provider == "" {
+		all := r.All()
 		if m, err := r.exactAcross(all, pattern); m != nil || err != nil {
 			return m, err
 		}
@@ -298,17 +326,19 @@ func (r *Registry) Resolve(provider, pattern string) (*ai.Model, error) {
 	if inferred {
 		sub = pattern[len(provider)+1:]
 	}
+	// The provider's models, in All's order; the others are only built
+	// when they are needed.
 	var cands []*ai.Model
-	for _, m := range all {
-		if m.Provider == provider {
-			cands = append(cands, m)
-		}
+	if p, ok := r.Provider(provider); ok {
+		cands = append(cands, p.Models...)
+		sortModels(cands)
 	}
 	if m := r.match(cands, sub); m != nil {
 		return m, nil
 	}
 	if inferred {
 		// "openai/gpt-4o" may be an id of another provider (OpenRouter).
+		all := r.All()
 		if m, err := r.exactAcross(all, pattern); m != nil || err != nil {
 			return m, err
 		}
