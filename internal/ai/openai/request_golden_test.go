@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 )
@@ -237,5 +241,53 @@ func TestCompletionsRequestBodies(t *testing.T) {
 				t.Errorf("body differs from %s:\n got %s\nwant %s", path, got, want)
 			}
 		})
+	}
+}
+
+// The headers of a Chat Completions request: JSON in and out, the model's
+// headers over the defaults, the key as a bearer token over any model
+// header, no Authorization without a key.
+func TestCompletionsRequestHeaders(t *testing.T) {
+	for _, key := range []string{"sk-test-123", ""} {
+		srv := newServer(t, serveSSE(t, "completions_text.sse"))
+		req := userReq(testModel(APICompletions, srv.URL+"/v1"), "x")
+		req.APIKey = key
+		req.Model.Headers = map[string]string{"X-Custom": "yes", "Accept": "text/event-stream", "Authorization": "Bearer model-header"}
+		var rec recorder
+		if msg := NewCompletions(nil).Stream(withTimeout(t), req, rec.emit); msg.StopReason != ai.StopStop {
+			t.Fatalf("stop %q: %s", msg.StopReason, msg.ErrorMessage)
+		}
+		h := srv.only(t).Header
+		wantAuth := "Bearer model-header"
+		if key != "" {
+			wantAuth = "Bearer " + key
+		}
+		for k, want := range map[string]string{"Content-Type": "application/json", "Accept": "text/event-stream", "X-Custom": "yes", "Authorization": wantAuth, "User-Agent": "pisces"} {
+			if got := h.Get(k); got != want {
+				t.Errorf("key %q: %s: %q, want %q", key, k, got, want)
+			}
+		}
+	}
+}
+
+// Paths are resolved against the base URL as the SDK resolves them (here
+// compared with the SDK's Responses service, which still sends its own
+// requests).
+func TestEndpointMatchesSDK(t *testing.T) {
+	for _, base := range []string{
+		"http://h", "http://h/", "http://h/v1", "http://h/v1/", "http://h:8080/v1", "http://h/v1?api-version=1",
+		"https://h/openai/deployments/d", "http://h/a%2Fb/v1", "http://user:pw@h/v1#frag", "http://[::1]:9/v1",
+	} {
+		var sdkURL string
+		svc := responses.NewResponseService(option.WithBaseURL(base), option.WithMaxRetries(0),
+			option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+				sdkURL = r.URL.String()
+				return nil, errors.New("not sent")
+			}))
+		_, _ = svc.New(context.Background(), responses.ResponseNewParams{})
+		got, err := endpoint(base, "responses")
+		if err != nil || got != sdkURL {
+			t.Errorf("%s: %q (%v), SDK %q", base, got, err, sdkURL)
+		}
 	}
 }
