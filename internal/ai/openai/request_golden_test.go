@@ -153,6 +153,18 @@ func completionsCases() []completionsCase {
 			}
 			return req
 		}},
+		{name: "image_urls", req: func(u string) *ai.Request {
+			m := model(u, `{"supportsImageUrls": true}`)
+			req := userReq(m, "")
+			url := "https://example.com/cat.png?a=1&b=<x>\u2028é"
+			req.Messages = []ai.Message{
+				&ai.UserMessage{Role: ai.RoleUser, Content: ai.BlockContent(ai.Text("What is this?"), ai.ImageURL(url), img)},
+				&ai.AssistantMessage{Role: ai.RoleAssistant, API: APICompletions, Provider: "openai", Model: "gpt-test", StopReason: ai.StopToolUse,
+					Content: []ai.Content{{Type: ai.ContentToolCall, ID: "c1", Name: "look", Arguments: json.RawMessage(`{}`)}}},
+				&ai.ToolResultMessage{Role: ai.RoleToolResult, ToolCallID: "c1", ToolName: "look", Content: []ai.Content{ai.ImageURL(url), img}},
+			}
+			return req
+		}},
 		{name: "qwen", req: func(u string) *ai.Request {
 			m := model(u, `{"thinkingFormat":"qwen"}`)
 			m.Reasoning = true
