@@ -1,10 +1,6 @@
 package models
 
-import (
-	"testing"
-
-	"github.com/pisces-agent/pisces/internal/ai"
-)
+import "testing"
 
 // BenchmarkLoad is a start-up's use of the registry: the catalogue and an
 // empty agent dir loaded, one provider-qualified model resolved.
@@ -19,5 +15,3 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
-
-var _ ai.Provider = (*fakeProvider)(nil)
