@@ -38,7 +38,7 @@ func Commands() []CommandInfo {
 		{Name: CmdAbort, Doc: "Abort the running work; answered once the run has stopped.", Command: SimpleCommand{}},
 		{Name: CmdAbortAndPrompt, Doc: "Abort the running work, then prompt (atomically).", Command: MessageCommand{}, Data: PromptData{}, DataOptional: true},
 		{Name: CmdClearQueue, Doc: "Empty both queues; data lists what was removed.", Command: SimpleCommand{}, Data: ClearQueueData{}},
-		{Name: CmdNewSession, Doc: "Start a new session.", Command: NewSessionCommand{}, Data: CancelledData{}},
+		{Name: CmdNewSession, Doc: "Start a new session (in another directory with cwd).", Command: NewSessionCommand{}, Data: CancelledData{}},
 		{Name: CmdGetState, Doc: "Report the session state.", Command: SimpleCommand{}, Data: SessionState{}},
 		{Name: CmdGetMessages, Doc: "Return the messages of the current branch.", Command: SimpleCommand{}, Data: MessagesData{}},
 		{Name: CmdSetModel, Doc: "Select a model; data is the model.", Command: SetModelCommand{}, Data: Model{}},
@@ -86,6 +86,7 @@ func Commands() []CommandInfo {
 		{Name: CmdSetTodos, Doc: "Replace the todo plan's phases.", Command: SetTodosCommand{}, Data: TodosData{}},
 		{Name: CmdGetCommands, Doc: "The slash commands: prompt templates, skills and extension commands.", Command: SimpleCommand{}, Data: CommandsData{}},
 		{Name: CmdExportHTML, Doc: "Export the current branch as one self-contained HTML file.", Command: ExportHTMLCommand{}, Data: PathData{}},
+		{Name: CmdListDirectory, Doc: "The directories in a directory (dotfiles hidden, sorted; \"\" is home): a web UI's project picker.", Command: ListDirectoryCommand{}, Data: ListDirectoryData{}},
 		{Name: CmdReloadResources, Doc: "Reload settings, templates, skills, rules and context files; data lists the commands.", Command: SimpleCommand{}, Data: CommandsData{}},
 	}
 }

@@ -68,6 +68,7 @@ const (
 	CmdRenameSession      = "rename_session"
 	CmdSetHostTools       = "set_host_tools"
 	CmdDeleteSession      = "delete_session"
+	CmdListDirectory      = "list_directory"
 	// The extension UI reply (not a command; routed to the pending request).
 	TypeExtensionUIResponse = "extension_ui_response"
 )
@@ -112,11 +113,16 @@ type MessageCommand struct {
 	Images  []ImageInput `json:"images,omitempty"`
 }
 
-// NewSessionCommand starts a new session.
+// NewSessionCommand starts a new session, in the directory Cwd when it is
+// set (a project picker: the session gets that project's resources under
+// its trust decision).
 type NewSessionCommand struct {
 	ID            string `json:"id,omitempty"`
 	Type          string `json:"type"`
 	ParentSession string `json:"parentSession,omitempty"`
+	// Cwd is the new session's working directory: absolute, ~, or relative
+	// to the current session's; "" keeps the current one.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // SetModelCommand selects a model.
@@ -646,4 +652,27 @@ type SetHostToolsCommand struct {
 // HostToolsData is set_host_tools' data.
 type HostToolsData struct {
 	ToolNames []string `json:"toolNames"`
+}
+
+// ListDirectoryCommand lists the directories in a directory (a web UI's
+// project picker).
+type ListDirectoryCommand struct {
+	ID   string `json:"id,omitempty"`
+	Type string `json:"type"`
+	// Path is absolute, starts with ~, or is relative to the session's
+	// directory; "" is the home directory.
+	Path string `json:"path,omitempty"`
+}
+
+// ListDirectoryData is list_directory's data.
+type ListDirectoryData struct {
+	AbsolutePath string           `json:"absolutePath"`
+	Entries      []DirectoryEntry `json:"entries"`
+}
+
+// DirectoryEntry is one directory in list_directory's answer (dotfiles
+// are left out; isDirectory is always true).
+type DirectoryEntry struct {
+	Name        string `json:"name"`
+	IsDirectory bool   `json:"isDirectory"`
 }

@@ -64,6 +64,19 @@ func (s *Session) replaceStoreCounted(st *session.Session, reason string, count 
 func (s *Session) emitSessionChanged(reason string) { s.emitSessionChangedCounted(reason, -1) }
 
 func (s *Session) emitSessionChangedCounted(reason string, count int) {
+	s.emit(s.sessionChangedEvent(reason, count))
+}
+
+// SessionChangedEvent describes the current session as a session_changed
+// event with reason, without publishing it: a surface that attaches one of
+// its clients to a session that is already open tells that client alone.
+func (s *Session) SessionChangedEvent(reason string) *rpc.SessionChangedEvent {
+	ev := s.sessionChangedEvent(reason, -1)
+	rpc.SetType(ev)
+	return ev
+}
+
+func (s *Session) sessionChangedEvent(reason string, count int) *rpc.SessionChangedEvent {
 	st := s.Store()
 	if count < 0 {
 		count = st.Info().MessageCount
@@ -78,7 +91,7 @@ func (s *Session) emitSessionChangedCounted(reason string, count int) {
 	if id := st.LeafID(); id != "" {
 		ev.LeafID = &id
 	}
-	s.emit(ev)
+	return ev
 }
 
 // ErrCancelled reports a session action an extension cancelled.
@@ -229,22 +242,36 @@ func (s *Session) Fork(entryID string) (string, error) {
 		return "", ErrCancelled
 	}
 	s.Abort()
-	old := s.Store()
-	e := old.Entry(entryID)
-	if e == nil || e.Type != "message" {
-		return "", fmt.Errorf("Invalid entry ID for forking")
-	}
-	um, ok := e.Message.(*ai.UserMessage)
-	if !ok {
-		return "", fmt.Errorf("Invalid entry ID for forking")
-	}
-	st, err := old.Fork(entryID, s.sessionDirFor(old.Cwd()))
+	st, text, err := s.ForkStore(entryID)
 	if err != nil {
 		return "", err
 	}
-	s.keepInterruptMode(st)
 	s.replaceStore(st, ChangeFork)
-	return um.Content.PlainText(), nil
+	return text, nil
+}
+
+// ForkStore creates the session Fork switches to — the path up to the
+// parent of the user message entryID, in a new file of the project's
+// session folder, with this session's interrupt mode — and returns it with
+// that message's text, leaving this session as it is (no hook, no abort):
+// a surface that keeps this session open for others opens the fork as a
+// session of its own.
+func (s *Session) ForkStore(entryID string) (*session.Session, string, error) {
+	old := s.Store()
+	e := old.Entry(entryID)
+	if e == nil || e.Type != "message" {
+		return nil, "", fmt.Errorf("Invalid entry ID for forking")
+	}
+	um, ok := e.Message.(*ai.UserMessage)
+	if !ok {
+		return nil, "", fmt.Errorf("Invalid entry ID for forking")
+	}
+	st, err := old.Fork(entryID, s.sessionDirFor(old.Cwd()))
+	if err != nil {
+		return nil, "", err
+	}
+	s.keepInterruptMode(st)
+	return st, um.Content.PlainText(), nil
 }
 
 // Clone aborts any run and copies the current branch into a new session.
@@ -253,14 +280,25 @@ func (s *Session) Clone() error {
 		return ErrCancelled
 	}
 	s.Abort()
-	old := s.Store()
-	st, err := old.Clone(s.sessionDirFor(old.Cwd()))
+	st, err := s.CloneStore()
 	if err != nil {
 		return err
 	}
-	s.keepInterruptMode(st)
 	s.replaceStore(st, ChangeFork)
 	return nil
+}
+
+// CloneStore creates the session Clone switches to (the current branch in
+// a new file, with this session's interrupt mode), leaving this session as
+// it is (see ForkStore).
+func (s *Session) CloneStore() (*session.Session, error) {
+	old := s.Store()
+	st, err := old.Clone(s.sessionDirFor(old.Cwd()))
+	if err != nil {
+		return nil, err
+	}
+	s.keepInterruptMode(st)
+	return st, nil
 }
 
 // ForkMessage is one user message that can be forked from.

@@ -105,6 +105,21 @@ func (c *Client) NewSession(ctx context.Context, parentSession string) (*rpc.Can
 	return data[rpc.CancelledData](c.do(ctx, rpc.CmdNewSession, id, rpc.NewSessionCommand{ID: id, Type: rpc.CmdNewSession, ParentSession: parentSession}))
 }
 
+// NewSessionIn starts a new session in the directory cwd (absolute, ~, or
+// relative to the current session's directory), with that project's
+// resources under its trust decision.
+func (c *Client) NewSessionIn(ctx context.Context, cwd, parentSession string) (*rpc.CancelledData, error) {
+	id := c.newID()
+	return data[rpc.CancelledData](c.do(ctx, rpc.CmdNewSession, id, rpc.NewSessionCommand{ID: id, Type: rpc.CmdNewSession, ParentSession: parentSession, Cwd: cwd}))
+}
+
+// ListDirectory lists the directories in path ("" is the home directory;
+// dotfiles are left out), sorted by name.
+func (c *Client) ListDirectory(ctx context.Context, path string) (*rpc.ListDirectoryData, error) {
+	id := c.newID()
+	return data[rpc.ListDirectoryData](c.do(ctx, rpc.CmdListDirectory, id, rpc.ListDirectoryCommand{ID: id, Type: rpc.CmdListDirectory, Path: path}))
+}
+
 // GetState reports the session state.
 func (c *Client) GetState(ctx context.Context) (*rpc.SessionState, error) {
 	return data[rpc.SessionState](c.simple(ctx, rpc.CmdGetState))

@@ -2,11 +2,18 @@ package rpcmode
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/browse"
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/task"
@@ -14,7 +21,7 @@ import (
 )
 
 // handler runs one command and returns its data (nil: no data member).
-type handler func(s *Server, line []byte) (any, error)
+type handler func(s *call, line []byte) (any, error)
 
 // jsonNull is data that is literally null.
 var jsonNull = json.RawMessage("null")
@@ -23,66 +30,67 @@ var handlers map[string]handler
 
 func init() {
 	handlers = map[string]handler{
-		rpc.CmdPrompt:             (*Server).prompt,
-		rpc.CmdSteer:              (*Server).steer,
-		rpc.CmdQueueMessage:       (*Server).steer,
-		rpc.CmdFollowUp:           (*Server).followUp,
-		rpc.CmdAbort:              (*Server).abort,
-		rpc.CmdAbortAndPrompt:     (*Server).abortAndPrompt,
-		rpc.CmdClearQueue:         (*Server).clearQueue,
-		rpc.CmdNewSession:         (*Server).newSession,
-		rpc.CmdGetState:           (*Server).getState,
-		rpc.CmdGetMessages:        (*Server).getMessages,
-		rpc.CmdSetModel:           (*Server).setModel,
-		rpc.CmdCycleModel:         (*Server).cycleModel,
-		rpc.CmdGetAvailableModels: (*Server).availableModels,
-		rpc.CmdSetThinkingLevel:   (*Server).setThinkingLevel,
-		rpc.CmdCycleThinkingLevel: (*Server).cycleThinkingLevel,
-		rpc.CmdGetAvailableThinkingLevels: func(s *Server, _ []byte) (any, error) {
+		rpc.CmdPrompt:             (*call).prompt,
+		rpc.CmdSteer:              (*call).steer,
+		rpc.CmdQueueMessage:       (*call).steer,
+		rpc.CmdFollowUp:           (*call).followUp,
+		rpc.CmdAbort:              (*call).abort,
+		rpc.CmdAbortAndPrompt:     (*call).abortAndPrompt,
+		rpc.CmdClearQueue:         (*call).clearQueue,
+		rpc.CmdNewSession:         (*call).newSession,
+		rpc.CmdGetState:           (*call).getState,
+		rpc.CmdGetMessages:        (*call).getMessages,
+		rpc.CmdSetModel:           (*call).setModel,
+		rpc.CmdCycleModel:         (*call).cycleModel,
+		rpc.CmdGetAvailableModels: (*call).availableModels,
+		rpc.CmdSetThinkingLevel:   (*call).setThinkingLevel,
+		rpc.CmdCycleThinkingLevel: (*call).cycleThinkingLevel,
+		rpc.CmdGetAvailableThinkingLevels: func(s *call, _ []byte) (any, error) {
 			return rpc.LevelsData{Levels: s.sess.AvailableThinkingLevels()}, nil
 		},
-		rpc.CmdSetSteeringMode:      (*Server).setMode,
-		rpc.CmdSetQueueMode:         (*Server).setMode,
-		rpc.CmdSetFollowUpMode:      (*Server).setMode,
-		rpc.CmdSetInterruptMode:     (*Server).setMode,
-		rpc.CmdSetAutoCompaction:    (*Server).setEnabled,
-		rpc.CmdSetAutoRetry:         (*Server).setEnabled,
-		rpc.CmdAbortRetry:           func(s *Server, _ []byte) (any, error) { s.sess.AbortRetry(); return nil, nil },
-		rpc.CmdBash:                 (*Server).bash,
-		rpc.CmdAbortBash:            func(s *Server, _ []byte) (any, error) { s.sess.AbortBash(); return nil, nil },
-		rpc.CmdGetSessionStats:      (*Server).stats,
-		rpc.CmdSwitchSession:        (*Server).switchSession,
-		rpc.CmdFork:                 (*Server).fork,
-		rpc.CmdBranch:               (*Server).fork,
-		rpc.CmdClone:                (*Server).clone,
-		rpc.CmdGetForkMessages:      (*Server).forkMessages,
-		rpc.CmdGetBranchMessages:    (*Server).forkMessages,
-		rpc.CmdGetEntries:           (*Server).entries,
-		rpc.CmdGetTree:              (*Server).tree,
-		rpc.CmdGetLastAssistantText: (*Server).lastAssistantText,
-		rpc.CmdSetSessionName:       (*Server).setSessionName,
+		rpc.CmdSetSteeringMode:      (*call).setMode,
+		rpc.CmdSetQueueMode:         (*call).setMode,
+		rpc.CmdSetFollowUpMode:      (*call).setMode,
+		rpc.CmdSetInterruptMode:     (*call).setMode,
+		rpc.CmdSetAutoCompaction:    (*call).setEnabled,
+		rpc.CmdSetAutoRetry:         (*call).setEnabled,
+		rpc.CmdAbortRetry:           func(s *call, _ []byte) (any, error) { s.sess.AbortRetry(); return nil, nil },
+		rpc.CmdBash:                 (*call).bash,
+		rpc.CmdAbortBash:            func(s *call, _ []byte) (any, error) { s.sess.AbortBash(); return nil, nil },
+		rpc.CmdGetSessionStats:      (*call).stats,
+		rpc.CmdSwitchSession:        (*call).switchSession,
+		rpc.CmdFork:                 (*call).fork,
+		rpc.CmdBranch:               (*call).fork,
+		rpc.CmdClone:                (*call).clone,
+		rpc.CmdGetForkMessages:      (*call).forkMessages,
+		rpc.CmdGetBranchMessages:    (*call).forkMessages,
+		rpc.CmdGetEntries:           (*call).entries,
+		rpc.CmdGetTree:              (*call).tree,
+		rpc.CmdGetLastAssistantText: (*call).lastAssistantText,
+		rpc.CmdSetSessionName:       (*call).setSessionName,
 	}
-	handlers[rpc.CmdCompact] = (*Server).compact
-	handlers[rpc.CmdGetContextUsage] = (*Server).contextUsage
-	handlers[rpc.CmdNavigateTree] = (*Server).navigateTree
-	handlers[rpc.CmdSetLabel] = (*Server).setLabel
-	handlers[rpc.CmdSetEntryLabel] = (*Server).setLabel
-	handlers[rpc.CmdAbortBranchSummary] = (*Server).abortBranchSummary
-	handlers[rpc.CmdGetTools] = (*Server).getTools
-	handlers[rpc.CmdSetActiveTools] = (*Server).setActiveTools
-	handlers[rpc.CmdSetTodos] = (*Server).setTodos
-	handlers[rpc.CmdSetHostTools] = (*Server).setHostTools
-	handlers[rpc.CmdGetCommands] = func(s *Server, _ []byte) (any, error) {
+	handlers[rpc.CmdCompact] = (*call).compact
+	handlers[rpc.CmdGetContextUsage] = (*call).contextUsage
+	handlers[rpc.CmdNavigateTree] = (*call).navigateTree
+	handlers[rpc.CmdSetLabel] = (*call).setLabel
+	handlers[rpc.CmdSetEntryLabel] = (*call).setLabel
+	handlers[rpc.CmdAbortBranchSummary] = (*call).abortBranchSummary
+	handlers[rpc.CmdGetTools] = (*call).getTools
+	handlers[rpc.CmdSetActiveTools] = (*call).setActiveTools
+	handlers[rpc.CmdSetTodos] = (*call).setTodos
+	handlers[rpc.CmdSetHostTools] = (*call).setHostTools
+	handlers[rpc.CmdGetCommands] = func(s *call, _ []byte) (any, error) {
 		return rpc.CommandsData{Commands: s.sess.Commands()}, nil
 	}
-	handlers[rpc.CmdReloadResources] = func(s *Server, _ []byte) (any, error) {
+	handlers[rpc.CmdReloadResources] = func(s *call, _ []byte) (any, error) {
 		return rpc.CommandsData{Commands: s.sess.ReloadResources()}, nil
 	}
-	handlers[rpc.CmdGetSessionTree] = (*Server).sessionTree
-	handlers[rpc.CmdListSessions] = (*Server).listSessions
-	handlers[rpc.CmdRenameSession] = (*Server).renameSession
-	handlers[rpc.CmdDeleteSession] = (*Server).deleteSession
-	handlers[rpc.CmdExportHTML] = (*Server).exportHTML
+	handlers[rpc.CmdGetSessionTree] = (*call).sessionTree
+	handlers[rpc.CmdListSessions] = (*call).listSessions
+	handlers[rpc.CmdRenameSession] = (*call).renameSession
+	handlers[rpc.CmdDeleteSession] = (*call).deleteSession
+	handlers[rpc.CmdExportHTML] = (*call).exportHTML
+	handlers[rpc.CmdListDirectory] = (*call).listDirectory
 }
 
 // images converts the accepted image forms to content blocks. An image
@@ -107,7 +115,7 @@ func images(in []rpc.ImageInput) []ai.Content {
 
 // abort stops the run, a retry, and compactions or branch summaries; it
 // answers after the commands it cut short have answered.
-func (s *Server) abort([]byte) (any, error) {
+func (s *call) abort([]byte) (any, error) {
 	s.sess.Abort()
 	s.cancellable.Wait()
 	return nil, nil
@@ -116,7 +124,7 @@ func (s *Server) abort([]byte) (any, error) {
 // abortBranchSummary cancels a summary that navigate_tree started; like
 // abort, it answers after the command it cut short has answered, so that
 // the order of the two answers does not depend on scheduling.
-func (s *Server) abortBranchSummary([]byte) (any, error) {
+func (s *call) abortBranchSummary([]byte) (any, error) {
 	s.sess.AbortBranchSummary()
 	s.cancellable.Wait()
 	return nil, nil
@@ -124,7 +132,7 @@ func (s *Server) abortBranchSummary([]byte) (any, error) {
 
 // getMessages writes the context with the messages' own encoders (a
 // 20000-entry context is megabytes: no reflection, no second pass).
-func (s *Server) getMessages([]byte) (any, error) {
+func (s *call) getMessages([]byte) (any, error) {
 	b, err := ai.Messages(s.sess.Messages()).MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -135,7 +143,7 @@ func (s *Server) getMessages([]byte) (any, error) {
 	return json.RawMessage(append(out, '}')), nil
 }
 
-func (s *Server) prompt(line []byte) (any, error) {
+func (s *call) prompt(line []byte) (any, error) {
 	var c rpc.PromptCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -158,14 +166,14 @@ func (s *Server) prompt(line []byte) (any, error) {
 
 // acceptedResponse answers a prompt once the core has accepted it, before
 // the run emits agent_start.
-func (s *Server) acceptedResponse(id, cmd string) func(string) {
+func (s *call) acceptedResponse(id, cmd string) func(string) {
 	return func(d string) {
 		b, _ := rpc.Marshal(rpc.PromptData{Disposition: d})
 		s.w.response(&rpc.Response{ID: id, Command: cmd, Success: true, Data: b})
 	}
 }
 
-func (s *Server) steer(line []byte) (any, error) {
+func (s *call) steer(line []byte) (any, error) {
 	var c rpc.MessageCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -177,7 +185,7 @@ func (s *Server) steer(line []byte) (any, error) {
 	return rpc.PromptData{Disposition: d}, nil
 }
 
-func (s *Server) followUp(line []byte) (any, error) {
+func (s *call) followUp(line []byte) (any, error) {
 	var c rpc.MessageCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -189,7 +197,7 @@ func (s *Server) followUp(line []byte) (any, error) {
 	return rpc.PromptData{Disposition: d}, nil
 }
 
-func (s *Server) abortAndPrompt(line []byte) (any, error) {
+func (s *call) abortAndPrompt(line []byte) (any, error) {
 	var c rpc.MessageCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -207,26 +215,36 @@ func (s *Server) abortAndPrompt(line []byte) (any, error) {
 	return nil, errAnswered
 }
 
-func (s *Server) clearQueue([]byte) (any, error) {
+func (s *call) clearQueue([]byte) (any, error) {
 	st, fu := s.sess.ClearQueue()
 	return rpc.ClearQueueData{Steering: st, FollowUp: fu}, nil
 }
 
-func (s *Server) newSession(line []byte) (any, error) {
+func (s *call) newSession(line []byte) (any, error) {
 	var c rpc.NewSessionCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
-	if err := s.sess.NewSession(c.ParentSession); err != nil {
+	cwd := c.Cwd
+	if cwd != "" {
+		p, err := s.resolvePath(cwd)
+		if err != nil {
+			return nil, err
+		}
+		cwd = p
+	}
+	h, err := s.sessions.NewSession(s.hub, cwd, c.ParentSession)
+	if err != nil {
 		if err == core.ErrCancelled {
 			return rpc.CancelledData{Cancelled: true}, nil
 		}
 		return nil, err
 	}
+	s.attach(h, core.ChangeNew)
 	return rpc.CancelledData{Cancelled: false}, nil
 }
 
-func (s *Server) getState([]byte) (any, error) {
+func (s *call) getState([]byte) (any, error) {
 	st := s.sess.State()
 	return rpc.SessionState{
 		Model:                 st.Model,
@@ -248,7 +266,7 @@ func (s *Server) getState([]byte) (any, error) {
 	}, nil
 }
 
-func (s *Server) todoPhases() []task.TodoPhase {
+func (s *call) todoPhases() []task.TodoPhase {
 	p := s.sess.Todos().Phases()
 	if p == nil {
 		p = []task.TodoPhase{}
@@ -256,7 +274,7 @@ func (s *Server) todoPhases() []task.TodoPhase {
 	return p
 }
 
-func (s *Server) setTodos(line []byte) (any, error) {
+func (s *call) setTodos(line []byte) (any, error) {
 	var c struct {
 		Phases []task.TodoPhase `json:"phases"`
 	}
@@ -269,7 +287,7 @@ func (s *Server) setTodos(line []byte) (any, error) {
 	return rpc.TodosData{TodoPhases: jsonx.MustMarshal(s.todoPhases())}, nil
 }
 
-func (s *Server) setModel(line []byte) (any, error) {
+func (s *call) setModel(line []byte) (any, error) {
 	var c rpc.SetModelCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -277,7 +295,7 @@ func (s *Server) setModel(line []byte) (any, error) {
 	return s.sess.SetModel(c.Provider, c.ModelID)
 }
 
-func (s *Server) cycleModel([]byte) (any, error) {
+func (s *call) cycleModel([]byte) (any, error) {
 	m, level, scoped := s.sess.CycleModel()
 	if m == nil {
 		return jsonNull, nil
@@ -285,7 +303,7 @@ func (s *Server) cycleModel([]byte) (any, error) {
 	return rpc.CycleModelData{Model: m, ThinkingLevel: level, IsScoped: scoped}, nil
 }
 
-func (s *Server) availableModels([]byte) (any, error) {
+func (s *call) availableModels([]byte) (any, error) {
 	ms := s.sess.Models().Available()
 	if ms == nil {
 		ms = []*ai.Model{}
@@ -293,7 +311,7 @@ func (s *Server) availableModels([]byte) (any, error) {
 	return rpc.ModelsData{Models: ms}, nil
 }
 
-func (s *Server) setThinkingLevel(line []byte) (any, error) {
+func (s *call) setThinkingLevel(line []byte) (any, error) {
 	var c rpc.SetThinkingLevelCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -302,7 +320,7 @@ func (s *Server) setThinkingLevel(line []byte) (any, error) {
 	return nil, err
 }
 
-func (s *Server) cycleThinkingLevel([]byte) (any, error) {
+func (s *call) cycleThinkingLevel([]byte) (any, error) {
 	l := s.sess.CycleThinkingLevel()
 	if l == "" {
 		return jsonNull, nil
@@ -310,7 +328,7 @@ func (s *Server) cycleThinkingLevel([]byte) (any, error) {
 	return rpc.LevelData{Level: l}, nil
 }
 
-func (s *Server) setMode(line []byte) (any, error) {
+func (s *call) setMode(line []byte) (any, error) {
 	var c rpc.SetModeCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -325,7 +343,7 @@ func (s *Server) setMode(line []byte) (any, error) {
 	}
 }
 
-func (s *Server) setEnabled(line []byte) (any, error) {
+func (s *call) setEnabled(line []byte) (any, error) {
 	var c rpc.SetEnabledCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -336,7 +354,7 @@ func (s *Server) setEnabled(line []byte) (any, error) {
 	return nil, s.sess.SetAutoRetry(c.Enabled)
 }
 
-func (s *Server) bash(line []byte) (any, error) {
+func (s *call) bash(line []byte) (any, error) {
 	var c rpc.BashCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -348,7 +366,7 @@ func (s *Server) bash(line []byte) (any, error) {
 	return rpc.BashData{Output: r.Output, ExitCode: r.ExitCode, Cancelled: r.Cancelled, Truncated: r.Truncated, FullOutputPath: r.FullOutputPath}, nil
 }
 
-func (s *Server) stats([]byte) (any, error) {
+func (s *call) stats([]byte) (any, error) {
 	st := s.sess.Stats()
 	return rpc.SessionStats{
 		SessionFile: st.SessionFile, SessionID: st.SessionID,
@@ -384,7 +402,7 @@ func statsContextUsage(u core.ContextUsage) *rpc.StatsContextUsage {
 	return cu
 }
 
-func (s *Server) compact(line []byte) (any, error) {
+func (s *call) compact(line []byte) (any, error) {
 	var c rpc.CompactCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -396,7 +414,7 @@ func (s *Server) compact(line []byte) (any, error) {
 	return r, nil
 }
 
-func (s *Server) contextUsage([]byte) (any, error) {
+func (s *call) contextUsage([]byte) (any, error) {
 	u := s.sess.ContextUsage()
 	if !u.Known {
 		return rpc.ContextUsageData{}, nil
@@ -408,7 +426,7 @@ func (s *Server) contextUsage([]byte) (any, error) {
 	}}, nil
 }
 
-func (s *Server) navigateTree(line []byte) (any, error) {
+func (s *call) navigateTree(line []byte) (any, error) {
 	var c rpc.NavigateTreeCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -427,7 +445,7 @@ func (s *Server) navigateTree(line []byte) (any, error) {
 	return d, nil
 }
 
-func (s *Server) setLabel(line []byte) (any, error) {
+func (s *call) setLabel(line []byte) (any, error) {
 	var c struct {
 		EntryID  string `json:"entryId"`
 		TargetID string `json:"targetId"`
@@ -443,7 +461,7 @@ func (s *Server) setLabel(line []byte) (any, error) {
 	return nil, s.sess.SetLabel(id, c.Label)
 }
 
-func (s *Server) getTools([]byte) (any, error) {
+func (s *call) getTools([]byte) (any, error) {
 	d := rpc.ToolsData{ActiveToolNames: s.sess.ActiveToolNames(), AllTools: []rpc.ToolInfo{}}
 	for _, t := range s.sess.AllTools() {
 		d.AllTools = append(d.AllTools, rpc.ToolInfo{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
@@ -451,7 +469,7 @@ func (s *Server) getTools([]byte) (any, error) {
 	return d, nil
 }
 
-func (s *Server) setActiveTools(line []byte) (any, error) {
+func (s *call) setActiveTools(line []byte) (any, error) {
 	var c rpc.SetActiveToolsCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -462,46 +480,51 @@ func (s *Server) setActiveTools(line []byte) (any, error) {
 	return rpc.ActiveToolsData{ActiveToolNames: s.sess.ActiveToolNames()}, nil
 }
 
-func (s *Server) switchSession(line []byte) (any, error) {
+func (s *call) switchSession(line []byte) (any, error) {
 	var c rpc.SwitchSessionCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
-	if err := s.sess.SwitchSession(c.SessionPath); err != nil {
+	h, err := s.sessions.Switch(s.hub, c.SessionPath)
+	if err != nil {
 		if err == core.ErrCancelled {
 			return rpc.CancelledData{Cancelled: true}, nil
 		}
 		return nil, err
 	}
+	s.attach(h, core.ChangeSwitch)
 	return rpc.CancelledData{}, nil
 }
 
-func (s *Server) fork(line []byte) (any, error) {
+func (s *call) fork(line []byte) (any, error) {
 	var c rpc.ForkCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
-	text, err := s.sess.Fork(c.EntryID)
+	h, text, err := s.sessions.Fork(s.hub, c.EntryID)
 	if err != nil {
 		if err == core.ErrCancelled {
 			return rpc.ForkData{Cancelled: true}, nil
 		}
 		return nil, err
 	}
+	s.attach(h, core.ChangeFork)
 	return rpc.ForkData{Text: text}, nil
 }
 
-func (s *Server) clone([]byte) (any, error) {
-	if err := s.sess.Clone(); err != nil {
+func (s *call) clone([]byte) (any, error) {
+	h, err := s.sessions.Clone(s.hub)
+	if err != nil {
 		if err == core.ErrCancelled {
 			return rpc.CancelledData{Cancelled: true}, nil
 		}
 		return nil, err
 	}
+	s.attach(h, core.ChangeFork)
 	return rpc.CancelledData{}, nil
 }
 
-func (s *Server) forkMessages([]byte) (any, error) {
+func (s *call) forkMessages([]byte) (any, error) {
 	out := []rpc.ForkMessage{}
 	for _, m := range s.sess.ForkMessages() {
 		out = append(out, rpc.ForkMessage{EntryID: m.EntryID, Text: m.Text})
@@ -509,7 +532,7 @@ func (s *Server) forkMessages([]byte) (any, error) {
 	return rpc.ForkMessagesData{Messages: out}, nil
 }
 
-func (s *Server) entries(line []byte) (any, error) {
+func (s *call) entries(line []byte) (any, error) {
 	var c rpc.GetEntriesCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -545,7 +568,7 @@ func leafOf(st *session.Session) *string {
 
 // tree answers get_tree with pi's raw form, written iteratively: a deep
 // linear session (100000 entries) must not overflow anything.
-func (s *Server) tree(line []byte) (any, error) {
+func (s *call) tree(line []byte) (any, error) {
 	var c rpc.GetTreeCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -554,7 +577,7 @@ func (s *Server) tree(line []byte) (any, error) {
 	return &t, nil
 }
 
-func (s *Server) sessionTree(line []byte) (any, error) {
+func (s *call) sessionTree(line []byte) (any, error) {
 	var c rpc.GetSessionTreeCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -568,7 +591,7 @@ func (s *Server) sessionTree(line []byte) (any, error) {
 	return &t, nil
 }
 
-func (s *Server) listSessions(line []byte) (any, error) {
+func (s *call) listSessions(line []byte) (any, error) {
 	var c rpc.ListSessionsCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -586,7 +609,7 @@ func (s *Server) listSessions(line []byte) (any, error) {
 	}), nil
 }
 
-func (s *Server) renameSession(line []byte) (any, error) {
+func (s *call) renameSession(line []byte) (any, error) {
 	var c rpc.RenameSessionCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -594,7 +617,7 @@ func (s *Server) renameSession(line []byte) (any, error) {
 	return nil, s.sess.RenameSession(c.SessionPath, c.Name)
 }
 
-func (s *Server) deleteSession(line []byte) (any, error) {
+func (s *call) deleteSession(line []byte) (any, error) {
 	var c rpc.DeleteSessionCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -606,7 +629,7 @@ func (s *Server) deleteSession(line []byte) (any, error) {
 	return rpc.DeleteSessionData{TrashPath: dst}, nil
 }
 
-func (s *Server) exportHTML(line []byte) (any, error) {
+func (s *call) exportHTML(line []byte) (any, error) {
 	var c rpc.ExportHTMLCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -618,7 +641,7 @@ func (s *Server) exportHTML(line []byte) (any, error) {
 	return rpc.PathData{Path: p}, nil
 }
 
-func (s *Server) lastAssistantText([]byte) (any, error) {
+func (s *call) lastAssistantText([]byte) (any, error) {
 	t, ok := s.sess.LastAssistantText()
 	if !ok {
 		return rpc.TextData{}, nil
@@ -626,7 +649,7 @@ func (s *Server) lastAssistantText([]byte) (any, error) {
 	return rpc.TextData{Text: &t}, nil
 }
 
-func (s *Server) setSessionName(line []byte) (any, error) {
+func (s *call) setSessionName(line []byte) (any, error) {
 	var c rpc.SetSessionNameCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
@@ -636,3 +659,73 @@ func (s *Server) setSessionName(line []byte) (any, error) {
 
 // errAnswered tells run that the handler already wrote its response.
 var errAnswered = fmt.Errorf("already answered")
+
+// resolvePath makes a path from a client absolute: a leading ~ is the home
+// directory, and a relative path is taken from the session's directory.
+func (s *call) resolvePath(p string) (string, error) {
+	p, err := fsx.ExpandHome(p)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.sess.Cwd(), p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// listDirectory answers list_directory: the directories in a directory
+// (the project picker of a web UI), dotfiles left out, sorted by name. An
+// empty path is the home directory.
+func (s *call) listDirectory(line []byte) (any, error) {
+	var c rpc.ListDirectoryCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	p := c.Path
+	if strings.TrimSpace(p) == "" {
+		p = "~"
+	}
+	abs, err := s.resolvePath(p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("Path does not exist: %s", abs)
+		}
+		return nil, fmt.Errorf("Cannot read %s: %v", abs, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("Path is not a directory: %s", abs)
+	}
+	des, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("Cannot read %s: %v", abs, err)
+	}
+	out := rpc.ListDirectoryData{AbsolutePath: abs, Entries: []rpc.DirectoryEntry{}}
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		isDir := de.IsDir()
+		if de.Type()&fs.ModeSymlink != 0 {
+			// A link to a directory is one (its target is what a session
+			// opened there works in).
+			if t, err := os.Stat(filepath.Join(abs, name)); err == nil && t.IsDir() {
+				isDir = true
+			}
+		}
+		if isDir {
+			out.Entries = append(out.Entries, rpc.DirectoryEntry{Name: name, IsDirectory: true})
+		}
+	}
+	slices.SortFunc(out.Entries, func(a, b rpc.DirectoryEntry) int {
+		if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}

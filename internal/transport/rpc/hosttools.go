@@ -31,14 +31,41 @@ type hostReply struct {
 	isError bool
 }
 
+// hostBridge sends a session's host tool calls to every client attached
+// to it (and to one that attaches while the call is open); the first
+// result wins and the other clients get host_tool_cancel.
 type hostBridge struct {
-	w       *writer
+	hub     *Hub
 	mu      sync.Mutex
-	pending map[string]chan hostReply
+	pending map[string]*pendingCall
 }
 
-func newHostBridge(w *writer) *hostBridge {
-	return &hostBridge{w: w, pending: map[string]chan hostReply{}}
+type pendingCall struct {
+	ch  chan hostReply
+	raw []byte // the host_tool_call frame
+}
+
+func newHostBridge(h *Hub) *hostBridge {
+	return &hostBridge{hub: h, pending: map[string]*pendingCall{}}
+}
+
+// pendingRequests returns the calls still waiting for a result.
+func (b *hostBridge) pendingRequests() [][]byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([][]byte, 0, len(b.pending))
+	for _, p := range b.pending {
+		out = append(out, p.raw)
+	}
+	return out
+}
+
+func hostCancel(id string) []byte {
+	return jsonx.MustMarshal(struct {
+		Type     string `json:"type"`
+		ID       string `json:"id"`
+		TargetID string `json:"targetId"`
+	}{"host_tool_cancel", newUIID(), id})
 }
 
 type hostTool struct {
@@ -57,30 +84,31 @@ func (t *hostTool) Parameters() json.RawMessage {
 	return t.def.Parameters
 }
 
-// Execute asks the client to run the tool and waits for its result.
+// Execute asks the clients to run the tool and waits for its result.
 func (t *hostTool) Execute(ctx context.Context, call tools.Call) (tools.Result, error) {
 	id := newUIID()
 	ch := make(chan hostReply, 16)
 	b := t.bridge
+	args := call.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	raw := jsonx.MustMarshal(struct {
+		Type       string          `json:"type"`
+		ID         string          `json:"id"`
+		ToolCallID string          `json:"toolCallId"`
+		ToolName   string          `json:"toolName"`
+		Arguments  json.RawMessage `json:"arguments"`
+	}{"host_tool_call", id, call.ID, t.def.Name, args})
 	b.mu.Lock()
-	b.pending[id] = ch
+	b.pending[id] = &pendingCall{ch: ch, raw: raw}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
 		delete(b.pending, id)
 		b.mu.Unlock()
 	}()
-	args := call.Args
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	b.w.raw(jsonx.MustMarshal(struct {
-		Type       string          `json:"type"`
-		ID         string          `json:"id"`
-		ToolCallID string          `json:"toolCallId"`
-		ToolName   string          `json:"toolName"`
-		Arguments  json.RawMessage `json:"arguments"`
-	}{"host_tool_call", id, call.ID, t.def.Name, args}))
+	b.hub.broadcast(raw)
 	for {
 		select {
 		case r := <-ch:
@@ -94,19 +122,16 @@ func (t *hostTool) Execute(ctx context.Context, call tools.Call) (tools.Result, 
 			res.IsError = res.IsError || r.isError
 			return res, nil
 		case <-ctx.Done():
-			b.w.raw(jsonx.MustMarshal(struct {
-				Type     string `json:"type"`
-				ID       string `json:"id"`
-				TargetID string `json:"targetId"`
-			}{"host_tool_cancel", newUIID(), id}))
+			b.hub.broadcast(hostCancel(id))
 			return tools.ErrorResult("Tool execution aborted"), nil
 		}
 	}
 }
 
-// deliver routes host_tool_update / host_tool_result lines. Unknown ids
-// are ignored (a reply after an abort).
-func (b *hostBridge) deliver(typ string, line []byte) {
+// deliver routes host_tool_update / host_tool_result lines from the client
+// from. Unknown ids are ignored (a reply after an abort, or after another
+// client's result).
+func (b *hostBridge) deliver(typ string, line []byte, from *Server) {
 	var m struct {
 		ID            string          `json:"id"`
 		PartialResult json.RawMessage `json:"partialResult"`
@@ -117,21 +142,25 @@ func (b *hostBridge) deliver(typ string, line []byte) {
 		return
 	}
 	b.mu.Lock()
-	ch := b.pending[m.ID]
+	p := b.pending[m.ID]
+	if p != nil && typ != "host_tool_update" {
+		delete(b.pending, m.ID) // the first result wins
+	}
 	b.mu.Unlock()
-	if ch == nil {
+	if p == nil {
 		return
 	}
 	if typ == "host_tool_update" {
 		r := toResult(m.PartialResult)
 		select {
-		case ch <- hostReply{update: &r}:
+		case p.ch <- hostReply{update: &r}:
 		default: // a slow tool drops progress, never the result
 		}
 		return
 	}
 	r := toResult(m.Result)
-	ch <- hostReply{result: &r, isError: m.IsError}
+	p.ch <- hostReply{result: &r, isError: m.IsError}
+	b.hub.others(from, func() []byte { return hostCancel(m.ID) })
 }
 
 // toResult reads a result given as {content, details?} or as plain text.
@@ -154,7 +183,7 @@ func toResult(raw json.RawMessage) tools.Result {
 	return tools.Result{Content: v.Content, Details: v.Details, IsError: v.IsError}
 }
 
-func (s *Server) setHostTools(line []byte) (any, error) {
+func (s *call) setHostTools(line []byte) (any, error) {
 	var c struct {
 		Tools []hostToolDef `json:"tools"`
 	}
@@ -167,7 +196,7 @@ func (s *Server) setHostTools(line []byte) (any, error) {
 		if d.Name == "" {
 			return nil, fmt.Errorf(`Missing field "tools[%d].name": expected a string`, i)
 		}
-		ts = append(ts, &hostTool{def: d, bridge: s.host})
+		ts = append(ts, &hostTool{def: d, bridge: s.hub.host})
 		names = append(names, d.Name)
 	}
 	if err := s.sess.SetHostTools(ts); err != nil {

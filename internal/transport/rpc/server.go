@@ -1,16 +1,20 @@
-// Package rpcmode is the stdio JSONL adapter of RPC mode: framing, the
-// dispatch table onto the core, and the event fan-out to stdout.
+// Package rpcmode is the protocol of RPC mode, independent of its framing:
+// the dispatch table onto the core, the ordered output of each connection
+// (with delta merging), the extension UI and host tools, and the stdio
+// JSONL framing (Serve). Other framings (web mode's WebSocket) create one
+// Server per connection with NewConn and hand it one command at a time
+// (Handle): one command table, any number of framings.
 package rpcmode
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/core"
@@ -29,52 +33,132 @@ type Options struct {
 	// OnReady, when set, runs in its own goroutine once the ready line is
 	// queued (e.g. to ask the client something through the extension UI).
 	OnReady func(*Server)
+	// Sessions carries out the commands that open another session
+	// (new_session, switch_session, fork, clone); nil replaces the
+	// session's store in place, the one-client behaviour of stdio.
+	Sessions Sessions
+	// MaxQueue bounds the frames waiting for this client (after deltas
+	// were merged); past it OnOverflow runs once and nothing more is
+	// queued. 0: no bound (stdio, whose one client is the only reader).
+	MaxQueue int
+	// OnOverflow is called (from the goroutine that queued the frame, which
+	// must not wait) when the client cannot keep up with MaxQueue.
+	OnOverflow func()
 }
 
-// Server speaks the protocol over one reader/writer pair.
+// Server is the protocol side of one connection: its output queue, the
+// session it is attached to and the commands it has in flight.
 type Server struct {
-	sess *core.Session
-	opts Options
-	w    *writer
-	ui   *uiBridge
-	host *hostBridge
-	wg   sync.WaitGroup
-	// trustCtx bounds the trust questions of this connection (cancelled
-	// when Serve ends: nobody is left to answer); trustWG counts them.
-	trustCtx    context.Context
-	trustCancel context.CancelFunc
-	trustWG     sync.WaitGroup
+	opts     Options
+	w        *writer
+	sessions Sessions
+
+	mu       sync.Mutex
+	hub      *Hub
+	unsub    func()
+	detached bool
+	overflow atomic.Bool // past MaxQueue: nothing more is queued
+
+	wg sync.WaitGroup
 	// cancellable counts running compact and navigate_tree commands:
 	// abort answers after them, so a client sees the aborted command's
 	// answer first.
 	cancellable sync.WaitGroup
 }
 
-// New creates a server for sess that writes to out.
+// New creates the stdio server for sess that writes to out: one client,
+// one session, whose store commands such as switch_session replace in
+// place.
 func New(sess *core.Session, out io.Writer, opts Options) *Server {
+	return NewConn(NewHub(sess, HubOptions{}), out, opts)
+}
+
+// NewConn creates a server for one connection attached to hub, writing
+// its frames to out (each frame is one JSON object followed by LF).
+func NewConn(hub *Hub, out io.Writer, opts Options) *Server {
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
-	w := newWriter(out, opts.DeltaInterval, opts.Stderr)
-	srv := &Server{sess: sess, opts: opts, w: w, ui: newUIBridge(w), host: newHostBridge(w)}
-	srv.trustCtx, srv.trustCancel = context.WithCancel(context.Background())
-	return srv
+	s := &Server{opts: opts, w: newWriter(out, opts.DeltaInterval, opts.Stderr), sessions: opts.Sessions}
+	if s.sessions == nil {
+		s.sessions = inPlace{}
+	}
+	s.attach(hub, "")
+	return s
 }
 
-// resolveTrust decides trust for the session's current directory in the
-// background, asking the client when nothing has decided it yet.
-func (s *Server) resolveTrust() {
-	dir := s.sess.Cwd()
-	s.trustWG.Add(1)
-	go func() {
-		defer s.trustWG.Done()
-		s.sess.ResolveTrustIn(s.trustCtx, dir)
-	}()
+// Hub returns the session this connection is attached to.
+func (s *Server) Hub() *Hub {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hub
 }
 
-// UI returns the extension UI of this connection (dialogs are answered by
-// the client with extension_ui_response lines).
-func (s *Server) UI() extensions.UI { return s.ui }
+// attach moves the connection to h. With a reason, the connection alone
+// is told with session_changed (it attached to a session that was already
+// open, or that it opened for itself).
+func (s *Server) attach(h *Hub, reason string) {
+	s.mu.Lock()
+	old := s.hub
+	if old == h || s.detached {
+		s.mu.Unlock()
+		return
+	}
+	if s.unsub != nil {
+		s.unsub()
+	}
+	s.hub = h
+	if reason != "" && !s.full() {
+		s.w.event(h.sess.SessionChangedEvent(reason))
+	}
+	s.unsub = h.sess.Subscribe(s.onEvent)
+	s.mu.Unlock()
+	if old != nil {
+		old.remove(s)
+		s.sessions.Release(old)
+	}
+	h.add(s)
+}
+
+// detach leaves the session for good (the connection is closing).
+func (s *Server) detach() {
+	s.mu.Lock()
+	h := s.hub
+	if s.detached {
+		s.mu.Unlock()
+		return
+	}
+	s.detached = true
+	if s.unsub != nil {
+		s.unsub()
+		s.unsub = nil
+	}
+	s.mu.Unlock()
+	if h != nil {
+		h.remove(s)
+		s.sessions.Release(h)
+	}
+}
+
+// UI returns the extension UI of the attached session (dialogs reach every
+// client attached to it; the first answer counts).
+func (s *Server) UI() extensions.UI { return s.Hub().ui }
+
+// Start writes the ready line, announces the attached session to this
+// client alone when reason is set (session_changed), and asks the
+// session's clients about its project when nothing has decided its trust
+// yet. Framings other than stdio call it once, before Handle.
+func (s *Server) Start(reason string) {
+	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
+	h := s.Hub()
+	if reason != "" {
+		s.queueEvent(h.sess.SessionChangedEvent(reason))
+	}
+	h.resolveTrust()
+	if s.opts.OnReady != nil {
+		go s.opts.OnReady(s)
+	}
+}
 
 // Serve writes the ready line, then reads commands until in ends or stop is
 // closed. Each command runs in its own goroutine (as pi does), so a long
@@ -82,12 +166,12 @@ func (s *Server) UI() extensions.UI { return s.ui }
 // order and carry the request's id. Serve returns after every command has
 // been answered and the output is flushed.
 func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
-	unsub := s.sess.Subscribe(s.onEvent)
+	h := s.Hub()
 	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
 	// The client is the person who decides project trust: an undecided
 	// project is asked about right after ready (a yes reloads).
-	s.sess.SetTrustAsk(s.AskTrust)
-	s.resolveTrust()
+	h.sess.SetTrustAsk(h.AskTrust)
+	h.resolveTrust()
 	if s.opts.OnReady != nil {
 		go s.opts.OnReady(s)
 	}
@@ -115,7 +199,7 @@ loop:
 				eof = true
 				break loop
 			}
-			s.handleLine(line)
+			s.Handle(line)
 		case <-stop:
 			break loop
 		}
@@ -123,16 +207,25 @@ loop:
 	s.wg.Wait()
 	// Nobody is left to answer a trust question still open (an answer
 	// already read is kept and stored).
-	s.sess.SetTrustAsk(nil)
-	s.trustCancel()
-	s.trustWG.Wait()
+	h = s.Hub()
+	h.sess.SetTrustAsk(nil)
+	h.closeTrust()
 	if eof {
 		// stdin ended: the running work finishes and is reported first.
-		s.sess.WaitIdle()
+		h.sess.WaitIdle()
 	}
-	unsub()
+	s.detach()
 	s.w.close()
 	return err
+}
+
+// Finish ends a connection that a framing other than stdio served: it
+// waits for the commands in flight to be answered, leaves the session
+// (whose work goes on) and flushes the output.
+func (s *Server) Finish() {
+	s.wg.Wait()
+	s.detach()
+	s.w.close()
 }
 
 // Close waits for the output to drain.
@@ -145,7 +238,47 @@ func (s *Server) onEvent(ev rpc.Event) {
 			return
 		}
 	}
+	s.queueEvent(ev)
+}
+
+// queueEvent queues an event for this client, unless it can no longer keep
+// up (MaxQueue).
+func (s *Server) queueEvent(ev rpc.Event) {
+	if s.full() {
+		return
+	}
 	s.w.event(ev)
+}
+
+// queueRaw queues pre-encoded JSON for this client (extension UI and host
+// tool requests), unless it can no longer keep up.
+func (s *Server) queueRaw(b []byte) {
+	if s.full() {
+		return
+	}
+	s.w.raw(b)
+}
+
+// full reports a client past MaxQueue, calling OnOverflow the first time.
+func (s *Server) full() bool {
+	if s.opts.MaxQueue <= 0 {
+		return false
+	}
+	if s.overflow.Load() {
+		return true
+	}
+	if s.w.pending() < s.opts.MaxQueue {
+		return false
+	}
+	if s.overflow.CompareAndSwap(false, true) && s.opts.OnOverflow != nil {
+		s.opts.OnOverflow()
+	}
+	return true
+}
+
+// respond queues a response for this client.
+func (s *Server) respond(r *rpc.Response, body streamedData) {
+	s.w.respond(r, body)
 }
 
 // readLines splits in on LF only, strips one trailing CR, and hands every
@@ -173,8 +306,20 @@ func readLines(in io.Reader, fn func([]byte) bool) error {
 	}
 }
 
-// handleLine parses one line and dispatches it.
-func (s *Server) handleLine(line []byte) {
+// call is one command as its handler sees it: the connection, and the
+// session the connection was attached to when the command arrived (a
+// command that moves the connection changes what later commands see, not
+// what this one does).
+type call struct {
+	*Server
+	hub  *Hub
+	sess *core.Session
+}
+
+// Handle parses one command (a line of stdin, a WebSocket text frame) and
+// dispatches it. It never waits for a run, a dialog answer or another
+// command: commands that may wait run in their own goroutines.
+func (s *Server) Handle(line []byte) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
@@ -210,17 +355,18 @@ func (s *Server) handleLine(line []byte) {
 		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: fmt.Sprintf(`Invalid field "type": expected a string, got %s`, jsonKind(typ))})
 		return
 	}
+	h := s.Hub()
 	if t == "host_tool_update" || t == "host_tool_result" {
-		s.host.deliver(t, line)
+		h.host.deliver(t, line, s)
 		return
 	}
 	if t == rpc.TypeExtensionUIResponse {
 		// Routed to the pending dialog; an unknown or late id is ignored
 		// without a response, as pi does.
-		s.ui.deliver(line)
+		h.ui.deliver(line, s)
 		return
 	}
-	h, ok := handlers[t]
+	hd, ok := handlers[t]
 	if !ok {
 		s.w.response(&rpc.Response{ID: id, Command: t, Error: "Unknown command: " + t})
 		return
@@ -229,10 +375,15 @@ func (s *Server) handleLine(line []byte) {
 		s.w.response(&rpc.Response{ID: id, Command: t, Error: err.Error()})
 		return
 	}
+	if ro := h.opts.ReadOnly; ro != "" && !readOnlyCommands[t] {
+		s.w.response(&rpc.Response{ID: id, Command: t, Error: "Read-only session: " + ro})
+		return
+	}
+	c := &call{Server: s, hub: h, sess: h.sess}
 	if !slowCommands[t] {
 		// Quick commands run in order on the reading goroutine, so that a
 		// client sees their answers in the order it asked.
-		if resp, body := s.run(h, t, id, line); resp != nil {
+		if resp, body := c.run(hd, t, id, line); resp != nil {
 			s.w.respond(resp, body)
 		}
 		return
@@ -244,14 +395,14 @@ func (s *Server) handleLine(line []byte) {
 	}
 	go func() {
 		defer s.wg.Done()
-		resp, body := s.run(h, t, id, line)
+		resp, body := c.run(hd, t, id, line)
 		if resp != nil {
 			s.w.respond(resp, body)
 		}
 		if resp != nil && resp.Success && (t == rpc.CmdSwitchSession || t == rpc.CmdNewSession) {
 			// The session may be in another project now: one nothing has
 			// decided yet is asked about after the response.
-			s.resolveTrust()
+			s.Hub().resolveTrust()
 		}
 		if abortable {
 			s.cancellable.Done()
@@ -279,6 +430,37 @@ var slowCommands = map[string]bool{
 	rpc.CmdGetSessionTree:     true,
 	rpc.CmdListSessions:       true,
 	rpc.CmdExportHTML:         true,
+	rpc.CmdListDirectory:      true,
+}
+
+// readOnlyCommands are the commands a read-only view of a session (a file
+// another process writes) answers: reading it, and leaving it for another
+// session (a fork or clone of it is a new file of this process's own).
+var readOnlyCommands = map[string]bool{
+	rpc.CmdGetState:                   true,
+	rpc.CmdGetMessages:                true,
+	rpc.CmdGetAvailableModels:         true,
+	rpc.CmdGetAvailableThinkingLevels: true,
+	rpc.CmdGetSessionStats:            true,
+	rpc.CmdGetForkMessages:            true,
+	rpc.CmdGetBranchMessages:          true,
+	rpc.CmdGetEntries:                 true,
+	rpc.CmdGetTree:                    true,
+	rpc.CmdGetLastAssistantText:       true,
+	rpc.CmdGetContextUsage:            true,
+	rpc.CmdGetSessionTree:             true,
+	rpc.CmdListSessions:               true,
+	rpc.CmdGetTools:                   true,
+	rpc.CmdGetCommands:                true,
+	rpc.CmdExportHTML:                 true,
+	rpc.CmdListDirectory:              true,
+	rpc.CmdNewSession:                 true,
+	rpc.CmdSwitchSession:              true,
+	rpc.CmdFork:                       true,
+	rpc.CmdBranch:                     true,
+	rpc.CmdClone:                      true,
+	rpc.CmdAbort:                      true,
+	rpc.CmdAbortBash:                  true,
 }
 
 // streamedData is response data that writes itself out in pieces instead
@@ -292,14 +474,14 @@ type streamedData interface {
 
 // run calls a handler, turning errors and panics into error responses. A
 // handler's streamedData comes back as body (resp.Data is then empty).
-func (s *Server) run(h handler, t, id string, line []byte) (resp *rpc.Response, body streamedData) {
+func (c *call) run(h handler, t, id string, line []byte) (resp *rpc.Response, body streamedData) {
 	defer func() {
 		if p := recover(); p != nil {
-			fmt.Fprintf(s.opts.Stderr, "pisces: %s handler panicked: %v\n", t, p)
+			fmt.Fprintf(c.opts.Stderr, "pisces: %s handler panicked: %v\n", t, p)
 			resp, body = &rpc.Response{ID: id, Command: t, Error: fmt.Sprintf("Internal error while handling %s", t)}, nil
 		}
 	}()
-	data, err := h(s, line)
+	data, err := h(c, line)
 	if err == errAnswered {
 		return nil, nil
 	}

@@ -13,19 +13,28 @@ import (
 	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
-// uiBridge is the server side of the extension UI sub-protocol: it writes
-// extension_ui_request lines and routes extension_ui_response lines back
-// by id. Timeouts are enforced here; a late or unknown reply is ignored.
+// uiBridge is the server side of the extension UI sub-protocol for one
+// session: it sends extension_ui_request frames to every client attached
+// to the session (and to a client that attaches while the request is
+// open) and routes extension_ui_response frames back by id. The first
+// answer wins; the other clients are told that the request is settled
+// (method "cancel" with targetId, as omp and pi's web fork send).
+// Timeouts are enforced here; a late or unknown reply is ignored.
 type uiBridge struct {
-	w       *writer
+	hub     *Hub
 	mu      sync.Mutex
-	pending map[string]chan extensions.UIResponse
+	pending map[string]*pendingDialog
+}
+
+type pendingDialog struct {
+	ch  chan extensions.UIResponse
+	raw []byte // the request, for clients that attach while it is open
 }
 
 var _ extensions.UI = (*uiBridge)(nil)
 
-func newUIBridge(w *writer) *uiBridge {
-	return &uiBridge{w: w, pending: map[string]chan extensions.UIResponse{}}
+func newUIBridge(h *Hub) *uiBridge {
+	return &uiBridge{hub: h, pending: map[string]*pendingDialog{}}
 }
 
 func newUIID() string {
@@ -58,18 +67,12 @@ func uiRequest(id, method string, params map[string]any) []byte {
 }
 
 // Dialog sends a select/confirm/input/editor request and waits for the
-// answer, the timeout or ctx.
+// answer, the timeout or ctx. In a shared session, a dialog without a
+// timeout of its own also ends once no client has been attached for the
+// hub's Unattended period.
 func (u *uiBridge) Dialog(ctx context.Context, method string, params map[string]any, timeout time.Duration) extensions.UIResponse {
 	id := newUIID()
 	ch := make(chan extensions.UIResponse, 1)
-	u.mu.Lock()
-	u.pending[id] = ch
-	u.mu.Unlock()
-	defer func() {
-		u.mu.Lock()
-		delete(u.pending, id)
-		u.mu.Unlock()
-	}()
 	if timeout > 0 {
 		if params == nil {
 			params = map[string]any{}
@@ -78,18 +81,49 @@ func (u *uiBridge) Dialog(ctx context.Context, method string, params map[string]
 			params["timeout"] = timeout.Milliseconds()
 		}
 	}
-	u.w.raw(uiRequest(id, method, params))
+	raw := uiRequest(id, method, params)
+	u.mu.Lock()
+	u.pending[id] = &pendingDialog{ch: ch, raw: raw}
+	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		delete(u.pending, id)
+		u.mu.Unlock()
+	}()
+	u.hub.broadcast(raw)
 	var tc <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		tc = t.C
 	}
-	select {
-	case r := <-ch:
-		return r
-	case <-tc:
-	case <-ctx.Done():
+	unattended := timeout <= 0 && u.hub.opts.Shared
+wait:
+	for {
+		var alone <-chan time.Time
+		var changed <-chan struct{}
+		var t *time.Timer
+		if unattended {
+			n, ch := u.hub.watch()
+			changed = ch
+			if n == 0 {
+				t = time.NewTimer(u.hub.opts.Unattended)
+				alone = t.C
+			}
+		}
+		select {
+		case r := <-ch:
+			stopTimer(t)
+			return r
+		case <-tc:
+		case <-ctx.Done():
+		case <-alone:
+		case <-changed:
+			stopTimer(t)
+			continue
+		}
+		stopTimer(t)
+		break wait
 	}
 	// An answer that arrived together with the timeout or the cancellation
 	// still counts.
@@ -101,16 +135,34 @@ func (u *uiBridge) Dialog(ctx context.Context, method string, params map[string]
 	}
 }
 
-// Notify sends a request that expects no answer.
-func (u *uiBridge) Notify(method string, params map[string]any) {
-	u.w.raw(uiRequest(newUIID(), method, params))
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
 }
 
-// Available is true: an RPC client is attached.
+// Notify sends a request that expects no answer to every attached client.
+func (u *uiBridge) Notify(method string, params map[string]any) {
+	u.hub.broadcast(uiRequest(newUIID(), method, params))
+}
+
+// Available is true: clients answer dialogs (one attached later can).
 func (u *uiBridge) Available() bool { return true }
 
-// deliver routes an extension_ui_response line to its pending dialog.
-func (u *uiBridge) deliver(line []byte) {
+// pendingRequests returns the dialogs still waiting for an answer.
+func (u *uiBridge) pendingRequests() [][]byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([][]byte, 0, len(u.pending))
+	for _, p := range u.pending {
+		out = append(out, p.raw)
+	}
+	return out
+}
+
+// deliver routes an extension_ui_response line from the client from to
+// its pending dialog; the other clients are told the dialog is settled.
+func (u *uiBridge) deliver(line []byte, from *Server) {
 	var r struct {
 		ID        string          `json:"id"`
 		Value     *string         `json:"value"`
@@ -122,12 +174,16 @@ func (u *uiBridge) deliver(line []byte) {
 		return
 	}
 	u.mu.Lock()
-	ch := u.pending[r.ID]
+	p := u.pending[r.ID]
 	delete(u.pending, r.ID)
 	u.mu.Unlock()
-	if ch != nil {
-		ch <- extensions.UIResponse{Value: r.Value, Confirmed: r.Confirmed, Cancelled: r.Cancelled}
+	if p == nil {
+		return
 	}
+	p.ch <- extensions.UIResponse{Value: r.Value, Confirmed: r.Confirmed, Cancelled: r.Cancelled}
+	u.hub.others(from, func() []byte {
+		return uiRequest(newUIID(), "cancel", map[string]any{"targetId": r.ID})
+	})
 }
 
 func orderedKeys(m map[string]any) []string {

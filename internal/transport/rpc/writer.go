@@ -169,6 +169,13 @@ func (w *writer) respond(r *rpc.Response, body streamedData) {
 	w.push(&frame{resp: r, body: body})
 }
 
+// pending returns the number of frames waiting to be written.
+func (w *writer) pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
+}
+
 // raw queues pre-encoded JSON.
 func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
 
