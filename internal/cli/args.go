@@ -11,7 +11,7 @@ import (
 
 // Args is the parsed command line.
 type Args struct {
-	Mode               string // text, json, rpc
+	Mode               string // text, json, rpc, web
 	Print              bool
 	Provider           string
 	Model              string
@@ -55,8 +55,15 @@ type Args struct {
 	Verbose            bool
 	Version            bool
 	Help               bool
-	Messages           []string
-	FileArgs           []string // @file arguments, without the '@'
+	// Web mode (the flag names of pi's web fork, plus the token flags).
+	Host           string
+	Port           int
+	AllowedOrigins []string
+	ServeUI        string
+	WebTokenFile   string
+	WebNoToken     bool
+	Messages       []string
+	FileArgs       []string // @file arguments, without the '@'
 }
 
 // UsageError is a bad command line: one line on stderr, exit 2.
@@ -68,7 +75,7 @@ func usagef(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf
 
 // ParseArgs reads the command line (without the program name).
 func ParseArgs(argv []string) (*Args, error) {
-	a := &Args{Mode: "text", RPCDeltaInterval: 16 * time.Millisecond}
+	a := &Args{Mode: "text", RPCDeltaInterval: 16 * time.Millisecond, Host: "127.0.0.1", Port: 4781}
 	for i := 0; i < len(argv); i++ {
 		arg := argv[i]
 		if arg == "--" {
@@ -107,8 +114,8 @@ func ParseArgs(argv []string) (*Args, error) {
 		switch name {
 		case "--mode":
 			if v, err = value(); err == nil {
-				if v != "text" && v != "json" && v != "rpc" {
-					err = usagef("Invalid mode %q: expected text, json or rpc", v)
+				if v != "text" && v != "json" && v != "rpc" && v != "web" {
+					err = usagef("Invalid mode %q: expected text, json, rpc or web", v)
 				}
 				a.Mode = v
 			}
@@ -190,6 +197,26 @@ func ParseArgs(argv []string) (*Args, error) {
 			if v, err = value(); err == nil {
 				a.RPCDeltaInterval, err = parseInterval(v)
 			}
+		case "--host":
+			a.Host, err = value()
+		case "--port":
+			if v, err = value(); err == nil {
+				a.Port, err = strconv.Atoi(v)
+				if err != nil || a.Port < 0 || a.Port > 65535 {
+					err = usagef("Invalid --port %q: expected a port number (0 picks a free port)", v)
+				}
+			}
+		case "--web-allowed-origin":
+			if v, err = value(); err == nil {
+				a.AllowedOrigins = append(a.AllowedOrigins, v)
+			}
+		case "--serve-ui":
+			a.ServeUI, err = value()
+		case "--web-token-file":
+			a.WebTokenFile, err = value()
+		case "--web-no-token":
+			a.WebNoToken = true
+			err = noValue()
 		case "--print-schema":
 			a.PrintSchema = true
 			err = noValue()
@@ -343,9 +370,10 @@ Commands:
   a message: pisces -- config, pisces -p config.
 
 Modes:
-  --mode text|json|rpc        text (default): print the final answer; json: print
+  --mode text|json|rpc|web    text (default): print the final answer; json: print
                               the session header, then every event as a JSON line;
-                              rpc: JSONL protocol on stdio
+                              rpc: JSONL protocol on stdio; web: HTTP server with the
+                              protocol on a WebSocket and a browser UI (docs/web.md)
   -p, --print                 print the final answer and exit (text mode)
 
 Model:
@@ -409,6 +437,17 @@ RPC:
                               hook_error, message_update snapshots)
   --rpc-delta-interval MS     merge text deltas within this window (default 16; 0 = never)
   --print-schema              print the JSON Schema of the protocol
+
+Web mode:
+  --host HOST                 address to listen on (default 127.0.0.1; another than
+                              loopback needs PISCES_WEB_TOKEN or --web-token-file)
+  --port PORT                 port (default 4781; 0 picks a free port)
+  --web-allowed-origin ORIGIN a browser origin allowed besides the server's own (a TLS
+                              proxy's https://host); repeatable
+  --serve-ui DIR              serve this UI build instead of the built-in UI
+  --web-token-file FILE       the access token (else $PISCES_WEB_TOKEN, else a random
+                              one printed in the UI address)
+  --web-no-token              no token (loopback host only, behind another gate)
 
 Other:
   --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)

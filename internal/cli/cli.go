@@ -49,8 +49,8 @@ func Main(argv []string, stdio IO) int {
 	if err == nil {
 		err = checkSessionFlags(a)
 	}
-	if err == nil && a.Resume && a.Mode == "rpc" {
-		err = usagef("--resume picks a session in a terminal; in rpc mode use list_sessions and switch_session, or --session PATH|ID")
+	if err == nil && a.Resume && (a.Mode == "rpc" || a.Mode == "web") {
+		err = usagef("--resume picks a session in a terminal; in %s mode use list_sessions and switch_session, or --session PATH|ID", a.Mode)
 	}
 	if err != nil {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
@@ -88,6 +88,9 @@ func Main(argv []string, stdio IO) int {
 			return code
 		}
 		a.Session, a.Resume = path, false
+	}
+	if a.Mode == "web" {
+		return runWeb(env, stdio)
 	}
 	sess, err := env.newCore()
 	if err != nil {
@@ -291,9 +294,7 @@ func setup(a *Args, stdio IO) (*environment, error) {
 
 	// Tools.
 	env.spills = &tools.SpillFiles{}
-	env.toolsFor = func(dir string) []tools.Tool {
-		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: env.spills})
-	}
+	env.toolsFor = env.toolsWith(st, env.spills)
 	env.tools = env.toolsFor(cwd)
 	if msg := toolListError(st.DefaultTools()); msg != "" {
 		return nil, usagef("settings defaultTools: %s", msg)
@@ -301,20 +302,41 @@ func setup(a *Args, stdio IO) (*environment, error) {
 	return env, nil
 }
 
+// toolsWith builds the built-in tools for a directory with the shell
+// settings of st, recording bash spill files in spills.
+func (env *environment) toolsWith(st *settings.Settings, spills *tools.SpillFiles) func(dir string) []tools.Tool {
+	return func(dir string) []tools.Tool {
+		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: spills})
+	}
+}
+
 // chooseTools decides the active tools once the extensions are loaded (an
 // extension's tool can be named in --tools and --exclude-tools).
 func (env *environment) chooseTools() error {
+	active, allowed, err := env.selectTools(env.extensions, env.tools, env.settings)
+	if err != nil {
+		return err
+	}
+	env.active = active
+	env.allowed = allowed
+	return nil
+}
+
+// selectTools applies the tool flags and settings to the built-in tools
+// and the tools of the extension host: the active set, and the session's
+// tool policy (what subagents may be given).
+func (env *environment) selectTools(host *extensions.Host, builtinTools []tools.Tool, st *settings.Settings) (active, allowed []string, err error) {
 	a := env.args
 	// The core adds the task and todo_write tools to the built-in ones.
-	builtin := append(toolNames(env.tools), task.Name, task.TodoWriteName)
+	builtin := append(toolNames(builtinTools), task.Name, task.TodoWriteName)
 	var extension []string
-	for _, t := range env.extensions.Tools() {
+	for _, t := range host.Tools() {
 		if !contains(builtin, t.Name()) && !contains(extension, t.Name()) {
 			extension = append(extension, t.Name())
 		}
 	}
 	c := toolChoice{
-		defaults:  env.settings.DefaultTools(),
+		defaults:  st.DefaultTools(),
 		exclude:   a.ExcludeTools,
 		noTools:   a.NoTools,
 		noBuiltin: a.NoBuiltinTools,
@@ -322,19 +344,17 @@ func (env *environment) chooseTools() error {
 	if a.ToolsSet {
 		c.list = append([]string{}, a.Tools...)
 	}
-	active, err := selectTools(c, builtin, extension, core.DefaultActiveTools())
+	active, err = selectTools(c, builtin, extension, core.DefaultActiveTools())
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	// The same lists, applied to every tool rather than the default set,
 	// give the session's tool policy: what subagents may be given.
-	allowed, err := selectTools(c, builtin, extension, builtin)
+	allowed, err = selectTools(c, builtin, extension, builtin)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	env.active = active
-	env.allowed = allowed
-	return nil
+	return active, allowed, nil
 }
 
 // isMissingAdapter reports a provider skipped because its wire API has no
@@ -526,36 +546,11 @@ func (env *environment) newCore() (*core.Session, error) {
 		env.closeExtensions()
 		return nil, err
 	}
-	sess, err := core.New(core.Options{
-		AgentDir:           env.agentDir,
-		Cwd:                env.cwd,
-		Settings:           env.settings,
-		Models:             env.registry,
-		Store:              store,
-		SessionDir:         sessDir,
-		InMemory:           env.args.NoSession,
-		Model:              env.model,
-		ThinkingLevel:      env.thinking,
-		ScopedModels:       env.scoped,
-		Tools:              env.tools,
-		ToolsFor:           env.toolsFor,
-		ActiveTools:        env.active,
-		AllowedTools:       env.allowed,
-		SystemPrompt:       env.args.SystemPrompt,
-		AppendSystemPrompt: env.args.AppendSystemPrompt,
-		NoContextFiles:     env.args.NoContextFiles,
-		SkillPaths:         env.args.Skills,
-		PromptPaths:        env.args.PromptTemplates,
-		NoSkills:           env.args.NoSkills,
-		NoPromptTemplates:  env.args.NoPromptTemplates,
-		Trusted:            env.trusted,
-		Trust:              env.trust,
-		Extensions:         env.extensions,
-		APIKey:             env.args.APIKey,
-		LegacyWire:         env.args.RPCCompat == "legacy",
-		Log:                env.stdio.Stderr,
-		Spills:             env.spills,
-	})
+	sess, err := core.New(env.coreOptions(project{
+		cwd: env.cwd, settings: env.settings, trusted: env.trusted, extensions: env.extensions,
+		tools: env.tools, active: env.active, allowed: env.allowed, sessionDir: sessDir,
+		toolsFor: env.toolsFor, spills: env.spills,
+	}, store))
 	if err != nil {
 		store.Close()
 		env.closeExtensions()
@@ -566,6 +561,54 @@ func (env *environment) newCore() (*core.Session, error) {
 		env.extensions.SetEmit(sess.EmitExternal)
 	}
 	return sess, nil
+}
+
+// project is what a core session gets from the project it works in.
+type project struct {
+	cwd        string
+	settings   *settings.Settings
+	trusted    bool
+	extensions *extensions.Host
+	tools      []tools.Tool
+	active     []string
+	allowed    []string
+	sessionDir string // the configured session folder ("" per project)
+	toolsFor   func(cwd string) []tools.Tool
+	spills     *tools.SpillFiles
+}
+
+// coreOptions are the options of a core session over store in project p.
+func (env *environment) coreOptions(p project, store *session.Session) core.Options {
+	return core.Options{
+		AgentDir:           env.agentDir,
+		Cwd:                p.cwd,
+		Settings:           p.settings,
+		Models:             env.registry,
+		Store:              store,
+		SessionDir:         p.sessionDir,
+		InMemory:           env.args.NoSession,
+		Model:              env.model,
+		ThinkingLevel:      env.thinking,
+		ScopedModels:       env.scoped,
+		Tools:              p.tools,
+		ToolsFor:           p.toolsFor,
+		ActiveTools:        p.active,
+		AllowedTools:       p.allowed,
+		SystemPrompt:       env.args.SystemPrompt,
+		AppendSystemPrompt: env.args.AppendSystemPrompt,
+		NoContextFiles:     env.args.NoContextFiles,
+		SkillPaths:         env.args.Skills,
+		PromptPaths:        env.args.PromptTemplates,
+		NoSkills:           env.args.NoSkills,
+		NoPromptTemplates:  env.args.NoPromptTemplates,
+		Trusted:            p.trusted,
+		Trust:              env.trust,
+		Extensions:         p.extensions,
+		APIKey:             env.args.APIKey,
+		LegacyWire:         env.args.RPCCompat == "legacy",
+		Log:                env.stdio.Stderr,
+		Spills:             p.spills,
+	}
 }
 
 // signalContext is cancelled on SIGINT, SIGTERM or SIGHUP; the returned
@@ -630,7 +673,7 @@ func (env *environment) decideTrust() {
 		env.trusted = d.Trusted
 		return
 	}
-	if env.args.Mode == "rpc" {
+	if env.args.Mode == "rpc" || env.args.Mode == "web" {
 		return
 	}
 	if env.stdio.StdinIsTTY && env.stdio.Stdin != nil && !env.args.ListModels {
@@ -669,15 +712,21 @@ func terminalTrustAsk(in io.Reader, out io.Writer) resources.TrustAsk {
 // (trusted) project, settings `extensions` and -e flags; --no-extensions
 // keeps only the -e flags.
 func (env *environment) extensionOptions() extensions.Options {
+	return env.extensionOptionsFor(env.cwd, env.trusted, env.settings)
+}
+
+// extensionOptionsFor is extensionOptions for the project at cwd, with its
+// trust decision and settings.
+func (env *environment) extensionOptionsFor(cwd string, trusted bool, st *settings.Settings) extensions.Options {
 	paths := append([]string(nil), env.args.Extensions...)
 	if !env.args.NoExtensions {
-		paths = append(append([]string(nil), env.settings.Extensions()...), paths...)
+		paths = append(append([]string(nil), st.Extensions()...), paths...)
 	}
 	return extensions.Options{
 		AgentDir:       env.agentDir,
-		Cwd:            env.cwd,
+		Cwd:            cwd,
 		Paths:          paths,
-		ProjectTrusted: env.trusted,
+		ProjectTrusted: trusted,
 		NoDiscovery:    env.args.NoExtensions,
 		Log:            env.stdio.Stderr,
 	}
@@ -685,15 +734,20 @@ func (env *environment) extensionOptions() extensions.Options {
 
 // loadExtensions starts the extensions of extensionOptions.
 func (env *environment) loadExtensions() {
-	opts := env.extensionOptions()
+	env.extensions = env.startExtensions(env.extensionOptions())
+}
+
+// startExtensions starts the extensions opts names (nil when there are
+// none to look for), reporting those that fail on stderr.
+func (env *environment) startExtensions(opts extensions.Options) *extensions.Host {
 	if opts.NoDiscovery && len(opts.Paths) == 0 {
-		return
+		return nil
 	}
 	host, errs := extensions.Load(opts)
 	for _, e := range errs {
 		fmt.Fprintf(env.stdio.Stderr, "pisces: %v\n", e)
 	}
-	env.extensions = host
+	return host
 }
 
 func (env *environment) closeExtensions() {

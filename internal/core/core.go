@@ -69,6 +69,11 @@ type Options struct {
 
 	Model         *ai.Model
 	ThinkingLevel string
+	// PreferStored makes the model and thinking level recorded in a
+	// resumed store win over Model and ThinkingLevel, which are then only
+	// the fallback (a session a surface opens beside others: its own
+	// settings come back, as switch_session restores them).
+	PreferStored bool
 	// ScopedModels limit cycle_model (--models); empty = all available.
 	ScopedModels []*ai.Model
 
@@ -266,14 +271,14 @@ func (s *Session) initStore() error {
 		_, err := s.store.AppendThinkingLevelChange(s.thinking)
 		return err
 	}
-	if s.opts.Model == nil && ctx.Provider != "" {
+	if (s.opts.Model == nil || s.opts.PreferStored) && ctx.Provider != "" {
 		if m, ok := s.opts.Models.Find(ctx.Provider, ctx.ModelID); ok {
 			if _, ok := s.opts.Models.Key(m.Provider); ok {
 				s.model = m
 			}
 		}
 	}
-	if s.opts.ThinkingLevel == "" && s.hasThinkingEntry() {
+	if (s.opts.ThinkingLevel == "" || s.opts.PreferStored) && s.hasThinkingEntry() {
 		s.thinking = models.Clamp(s.model, ctx.ThinkingLevel)
 	} else {
 		s.thinking = models.Clamp(s.model, s.thinking)

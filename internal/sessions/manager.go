@@ -41,6 +41,9 @@ type BuildRequest struct {
 	// ReadOnly is set when another process writes the file (Store then
 	// writes nothing).
 	ReadOnly bool
+	// Initial is set for the session the server starts with (Adopt): the
+	// command line's model and thinking level apply to it as given.
+	Initial bool
 }
 
 // Built is a core session and what was started for it.
@@ -153,7 +156,7 @@ func keyOf(st *session.Session) string {
 // --session, --continue or a new session gave at start). It stays loaded
 // until Close, watched or not.
 func (m *Manager) Adopt(st *session.Session) (*Live, error) {
-	l, err := m.load(st, nil)
+	l, err := m.loadInitial(st, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -421,12 +424,16 @@ func (m *Manager) loadFile(path, key string, from *core.Session) (*Live, error) 
 	if readOnly != "" {
 		st.DetachFile()
 	}
-	return m.build(st, key, lock, readOnly, from)
+	return m.build(st, key, lock, readOnly, from, false)
 }
 
 // load registers a new store (new_session, fork, clone, the default
 // session) with one viewer, taking its lock.
 func (m *Manager) load(st *session.Session, from *core.Session) (*Live, error) {
+	return m.loadInitial(st, from, false)
+}
+
+func (m *Manager) loadInitial(st *session.Session, from *core.Session, initial bool) (*Live, error) {
 	key := keyOf(st)
 	var lock *fileLock
 	readOnly := ""
@@ -442,7 +449,7 @@ func (m *Manager) load(st *session.Session, from *core.Session) (*Live, error) {
 			st.DetachFile()
 		}
 	}
-	l, err := m.build(st, key, lock, readOnly, from)
+	l, err := m.build(st, key, lock, readOnly, from, initial)
 	if err != nil {
 		return nil, err
 	}
@@ -458,8 +465,8 @@ func (m *Manager) load(st *session.Session, from *core.Session) (*Live, error) {
 }
 
 // build makes the core session and runs OnLoad (viewers 1).
-func (m *Manager) build(st *session.Session, key string, lock *fileLock, readOnly string, from *core.Session) (*Live, error) {
-	b, err := m.opts.Build(BuildRequest{Store: st, From: from, ReadOnly: readOnly != ""})
+func (m *Manager) build(st *session.Session, key string, lock *fileLock, readOnly string, from *core.Session, initial bool) (*Live, error) {
+	b, err := m.opts.Build(BuildRequest{Store: st, From: from, ReadOnly: readOnly != "", Initial: initial})
 	if err != nil {
 		st.Close()
 		lock.release()

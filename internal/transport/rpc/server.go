@@ -53,11 +53,12 @@ type Server struct {
 	w        *writer
 	sessions Sessions
 
-	mu       sync.Mutex
-	hub      *Hub
-	unsub    func()
-	detached bool
-	overflow atomic.Bool // past MaxQueue: nothing more is queued
+	mu        sync.Mutex
+	hub       *Hub
+	unsub     func()
+	detached  bool
+	finishing bool        // Finish has begun: no new command starts
+	overflow  atomic.Bool // past MaxQueue: nothing more is queued
 
 	wg sync.WaitGroup
 	// cancellable counts running compact and navigate_tree commands:
@@ -73,17 +74,17 @@ func New(sess *core.Session, out io.Writer, opts Options) *Server {
 	return NewConn(NewHub(sess, HubOptions{}), out, opts)
 }
 
-// NewConn creates a server for one connection attached to hub, writing
-// its frames to out (each frame is one JSON object followed by LF).
+// NewConn creates a server for one connection to hub, writing its frames
+// to out (each frame is one JSON object followed by LF). Nothing is
+// written before Start (or Serve).
 func NewConn(hub *Hub, out io.Writer, opts Options) *Server {
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
-	s := &Server{opts: opts, w: newWriter(out, opts.DeltaInterval, opts.Stderr), sessions: opts.Sessions}
+	s := &Server{opts: opts, w: newWriter(out, opts.DeltaInterval, opts.Stderr), sessions: opts.Sessions, hub: hub}
 	if s.sessions == nil {
 		s.sessions = inPlace{}
 	}
-	s.attach(hub, "")
 	return s
 }
 
@@ -94,13 +95,14 @@ func (s *Server) Hub() *Hub {
 	return s.hub
 }
 
-// attach moves the connection to h. With a reason, the connection alone
-// is told with session_changed (it attached to a session that was already
-// open, or that it opened for itself).
+// attach subscribes the connection to h's events, leaving the session it
+// was on. With a reason, the connection alone is told with session_changed
+// (it attached to a session that was already open, or that it opened for
+// itself); a read-only view comes with a notice.
 func (s *Server) attach(h *Hub, reason string) {
 	s.mu.Lock()
 	old := s.hub
-	if old == h || s.detached {
+	if s.detached || (old == h && s.unsub != nil) {
 		s.mu.Unlock()
 		return
 	}
@@ -111,9 +113,12 @@ func (s *Server) attach(h *Hub, reason string) {
 	if reason != "" && !s.full() {
 		s.w.event(h.sess.SessionChangedEvent(reason))
 	}
+	if ro := h.opts.ReadOnly; ro != "" && !s.full() {
+		s.w.raw(uiRequest(newUIID(), "notify", map[string]any{"message": "Read-only session: " + ro, "notifyType": "warning"}))
+	}
 	s.unsub = h.sess.Subscribe(s.onEvent)
 	s.mu.Unlock()
-	if old != nil {
+	if old != nil && old != h {
 		old.remove(s)
 		s.sessions.Release(old)
 	}
@@ -151,9 +156,7 @@ func (s *Server) UI() extensions.UI { return s.Hub().ui }
 func (s *Server) Start(reason string) {
 	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
 	h := s.Hub()
-	if reason != "" {
-		s.queueEvent(h.sess.SessionChangedEvent(reason))
-	}
+	s.attach(h, reason)
 	h.resolveTrust()
 	if s.opts.OnReady != nil {
 		go s.opts.OnReady(s)
@@ -168,6 +171,7 @@ func (s *Server) Start(reason string) {
 func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 	h := s.Hub()
 	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
+	s.attach(h, "")
 	// The client is the person who decides project trust: an undecided
 	// project is asked about right after ready (a yes reloads).
 	h.sess.SetTrustAsk(h.AskTrust)
@@ -219,10 +223,20 @@ loop:
 	return err
 }
 
+// Refuse answers a frame that is not a command at all (a binary
+// WebSocket frame) with a parse error.
+func (s *Server) Refuse(reason string) {
+	s.w.response(&rpc.Response{Command: "parse", Error: "Failed to parse command: " + reason})
+}
+
 // Finish ends a connection that a framing other than stdio served: it
 // waits for the commands in flight to be answered, leaves the session
-// (whose work goes on) and flushes the output.
+// (whose work goes on) and flushes the output. Commands handed in later
+// are dropped; calling it again waits for the same.
 func (s *Server) Finish() {
+	s.mu.Lock()
+	s.finishing = true
+	s.mu.Unlock()
 	s.wg.Wait()
 	s.detach()
 	s.w.close()
@@ -388,7 +402,13 @@ func (s *Server) Handle(line []byte) {
 		}
 		return
 	}
+	s.mu.Lock()
+	if s.finishing {
+		s.mu.Unlock()
+		return
+	}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	abortable := t == rpc.CmdCompact || t == rpc.CmdNavigateTree
 	if abortable {
 		s.cancellable.Add(1)
