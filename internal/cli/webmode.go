@@ -96,6 +96,10 @@ func runWeb(env *environment, stdio IO) int {
 		}
 		return 1
 	}
+	// Signals are caught before the address is printed: whoever starts
+	// Pisces and waits for that line can stop it with one.
+	ctx, sig, stop := signalContext()
+	defer stop()
 	hostport := net.JoinHostPort(a.Host, strconv.Itoa(srv.Port()))
 	if a.WebNoToken {
 		fmt.Fprintf(stdio.Stdout, "UI: http://%s/\n", hostport)
@@ -107,8 +111,6 @@ func runWeb(env *environment, stdio IO) int {
 		fmt.Fprintf(stdio.Stdout, "Static UI: %s\n", a.ServeUI)
 	}
 
-	ctx, sig, stop := signalContext()
-	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	code := 0

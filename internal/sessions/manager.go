@@ -30,6 +30,10 @@ import (
 // stays loaded (a page reload re-attaches to the same live session).
 const DefaultGrace = 30 * time.Second
 
+// busyRecheck is how often an unwatched session whose work goes on is
+// looked at again (at least).
+const busyRecheck = 250 * time.Millisecond
+
 // BuildRequest asks for a core session over a store.
 type BuildRequest struct {
 	// Store is the session's store; its header's cwd is the project.
@@ -113,6 +117,7 @@ type Manager struct {
 	live    map[string]*Live
 	loading map[string]chan struct{} // being loaded or unloaded
 	closed  bool
+	changed chan struct{} // closed (and replaced) when a session loads or unloads
 }
 
 // ErrClosed is returned once the manager is shutting down.
@@ -126,7 +131,7 @@ func New(opts Options) *Manager {
 	if opts.Log == nil {
 		opts.Log = os.Stderr
 	}
-	return &Manager{opts: opts, live: map[string]*Live{}, loading: map[string]chan struct{}{}}
+	return &Manager{opts: opts, live: map[string]*Live{}, loading: map[string]chan struct{}{}, changed: make(chan struct{})}
 }
 
 // canonical is the key of a session file: absolute, with symbolic links
@@ -208,12 +213,14 @@ func (m *Manager) expire(l *Live) {
 	}
 	l.timer = nil
 	if l.Core.Busy() {
-		m.armLocked(l)
+		// Work goes on with nobody watching: look again later.
+		l.timer = time.AfterFunc(max(m.opts.Grace, busyRecheck), func() { m.expire(l) })
 		m.mu.Unlock()
 		return
 	}
 	l.unloaded = true
 	delete(m.live, l.key)
+	m.changedLocked()
 	done := make(chan struct{})
 	m.loading[l.key] = done // an opener of the same file waits for the close
 	m.mu.Unlock()
@@ -235,6 +242,19 @@ func (m *Manager) unload(l *Live) {
 	if m.opts.OnUnload != nil {
 		m.opts.OnUnload(l)
 	}
+}
+
+func (m *Manager) changedLocked() {
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed the next time a session is loaded or
+// unloaded.
+func (m *Manager) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
 }
 
 // Live returns the live sessions.
@@ -392,6 +412,7 @@ func (m *Manager) openFile(path string, from *core.Session) (*Live, error) {
 				return nil, ErrClosed
 			}
 			m.live[key] = l
+			m.changedLocked()
 		}
 		m.mu.Unlock()
 		return l, err
@@ -460,6 +481,7 @@ func (m *Manager) loadInitial(st *session.Session, from *core.Session, initial b
 		return nil, ErrClosed
 	}
 	m.live[key] = l
+	m.changedLocked()
 	m.mu.Unlock()
 	return l, nil
 }
@@ -496,6 +518,7 @@ func (m *Manager) Close() {
 		ls = append(ls, l)
 	}
 	m.live = map[string]*Live{}
+	m.changedLocked()
 	pending := make([]chan struct{}, 0, len(m.loading))
 	for _, ch := range m.loading {
 		pending = append(pending, ch)

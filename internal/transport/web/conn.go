@@ -51,10 +51,12 @@ func (s *Server) serveConn(c *websocket.Conn, live *sessions.Live) {
 		return
 	}
 	s.conns[wc] = struct{}{}
+	s.connsChangedLocked()
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, wc)
+		s.connsChangedLocked()
 		s.mu.Unlock()
 	}()
 

@@ -94,6 +94,7 @@ type Server struct {
 	mu       sync.Mutex
 	hubs     map[*rpcmode.Hub]*hubEntry
 	conns    map[*wsConn]struct{}
+	connsCh  chan struct{} // closed (and replaced) when a client comes or goes
 	closing  bool
 	stopOnce sync.Once
 	stopped  chan struct{} // closed when Shutdown has finished
@@ -124,6 +125,7 @@ func New(opts Options, adopt func(*sessions.Manager) (*sessions.Live, error)) (*
 		opts:    opts,
 		hubs:    map[*rpcmode.Hub]*hubEntry{},
 		conns:   map[*wsConn]struct{}{},
+		connsCh: make(chan struct{}),
 		stopped: make(chan struct{}),
 		stopReq: make(chan struct{}),
 		ui:      opts.UI,
@@ -307,6 +309,19 @@ func headerHas(h http.Header, key, token string) bool {
 		}
 	}
 	return false
+}
+
+// clients returns the number of connected clients and a channel closed
+// when that changes.
+func (s *Server) clients() (int, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns), s.connsCh
+}
+
+func (s *Server) connsChangedLocked() {
+	close(s.connsCh)
+	s.connsCh = make(chan struct{})
 }
 
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {

@@ -357,19 +357,24 @@ func (ts *testServer) tryDialRaw() (*websocket.Conn, error) {
 	return c, err
 }
 
+// waitClients waits until the server counts n clients (/health says so).
 func waitClients(t *testing.T, ts *testServer, n int) {
 	t.Helper()
-	want := `{"status":"ok","clients":` + strconv.Itoa(n) + `}`
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.After(waitLimit)
 	for {
-		_, body := get(t, ts.base+"/health", nil)
-		if body == want {
-			return
+		got, changed := ts.srv.clients()
+		if got == n {
+			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/health: %s, want %s", body, want)
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("%d clients, want %d", got, n)
 		}
-		time.Sleep(20 * time.Millisecond) // polling an HTTP endpoint: nothing to wait on
+	}
+	want := `{"status":"ok","clients":` + strconv.Itoa(n) + `}`
+	if _, body := get(t, ts.base+"/health", nil); body != want {
+		t.Fatalf("/health: %s, want %s", body, want)
 	}
 }
 

@@ -1,0 +1,168 @@
+package web
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A dialog reaches every client on the session, one that attaches while
+// it is open included; the first answer wins and the others are told it
+// is settled.
+func TestDialogFirstAnswerWins(t *testing.T) {
+	ts := newTestServer(t, helloScript, nil)
+	proj := filepath.Join(ts.dir, "proj")
+	writeFile(t, filepath.Join(proj, ".pisces", "prompts", "hello.md"), "say hello")
+	a := ts.dial("")
+	a.call("n1", `{"id":"n1","type":"new_session","cwd":"`+proj+`"}`)
+	id := a.event("session_changed", 2)["sessionId"].(string)
+	isConfirm := func(m map[string]any) bool {
+		return m["type"] == "extension_ui_request" && m["method"] == "confirm"
+	}
+	q := a.waitFor("the trust question", isConfirm)
+	if !strings.Contains(mustJSON(q), proj) {
+		t.Fatalf("question: %v", q)
+	}
+	b := ts.dial("&session=" + id)
+	if bq := b.waitFor("the open question", isConfirm); bq["id"] != q["id"] {
+		t.Fatalf("b got %v, a got %v", bq["id"], q["id"])
+	}
+	b.send(`{"type":"extension_ui_response","id":"` + q["id"].(string) + `","confirmed":true}`)
+	a.waitFor("settled notice", func(m map[string]any) bool {
+		return m["type"] == "extension_ui_request" && m["method"] == "cancel" && m["targetId"] == q["id"]
+	})
+	// The yes applies to the session both are on.
+	for _, cl := range []*client{a, b} {
+		cl.waitFor("reload", func(m map[string]any) bool { return m["type"] == "session_changed" && m["reason"] == "reload" })
+	}
+	if n := b.count(func(m map[string]any) bool { return m["method"] == "cancel" }); n != 0 {
+		t.Fatalf("the answering client was told the dialog is settled")
+	}
+	// A late answer is ignored; the connection goes on.
+	a.send(`{"type":"extension_ui_response","id":"` + q["id"].(string) + `","confirmed":false}`)
+	if d, ok := ts.trust.Known(proj); !ok || !d.Trusted {
+		t.Fatalf("trust of %s: %+v %v", proj, d, ok)
+	}
+	a.call("s1", `{"id":"s1","type":"get_state"}`)
+}
+
+// A host tool call goes to every client on the session; the first result
+// wins and the others get host_tool_cancel.
+func TestHostToolFirstResultWins(t *testing.T) {
+	script := `{"turns":[{"content":[{"type":"toolCall","name":"ask_user","arguments":{"q":"x"}}]},{"content":[{"type":"text","text":"done"}]}]}`
+	ts := newTestServer(t, script, nil)
+	a, b := ts.dial(""), ts.dial("")
+	a.event("session_changed", 1)
+	b.event("session_changed", 1)
+	if r := a.call("h1", `{"id":"h1","type":"set_host_tools","tools":[{"name":"ask_user","description":"ask","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}]}`); r["success"] != true {
+		t.Fatalf("set_host_tools: %v", r)
+	}
+	a.call("p1", `{"id":"p1","type":"prompt","message":"hi"}`)
+	isCall := func(m map[string]any) bool { return m["type"] == "host_tool_call" }
+	ca, cb := a.waitFor("host_tool_call", isCall), b.waitFor("host_tool_call", isCall)
+	if ca["id"] != cb["id"] || ca["toolName"] != "ask_user" {
+		t.Fatalf("calls: %v / %v", ca, cb)
+	}
+	b.send(`{"type":"host_tool_result","id":"` + cb["id"].(string) + `","result":"answered by b"}`)
+	a.waitFor("host_tool_cancel", func(m map[string]any) bool {
+		return m["type"] == "host_tool_cancel" && m["targetId"] == ca["id"]
+	})
+	end := a.waitFor("tool_execution_end", func(m map[string]any) bool { return m["type"] == "tool_execution_end" })
+	if !strings.Contains(mustJSON(end), "answered by b") {
+		t.Fatalf("tool result: %v", end)
+	}
+	a.event("agent_settled", 1)
+	if n := b.count(func(m map[string]any) bool { return m["type"] == "host_tool_cancel" }); n != 0 {
+		t.Fatal("the client whose result won was told to cancel")
+	}
+}
+
+// A session file another live process holds the lock of opens as a
+// read-only view with a notice; commands that would change it are refused
+// and the file is not touched.
+func TestLockedSessionIsReadOnly(t *testing.T) {
+	ts := newTestServer(t, helloScript, nil)
+	file := filepath.Join(ts.dir, "other", "locked.jsonl")
+	content := `{"type":"session","version":3,"id":"0199cccc-0000-7000-8000-000000000003","timestamp":"2026-01-01T00:00:00.000Z","cwd":"` + ts.dir + `"}
+{"type":"message","id":"cccc0001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"first question"}],"timestamp":1767225601000}}
+`
+	writeFile(t, file, content)
+	host, _ := os.Hostname()
+	// The parent of the test process is alive and is not this process.
+	writeFile(t, filepath.Join(filepath.Dir(file), ".locked.jsonl.lock"), strconv.Itoa(os.Getppid())+"\n"+host+"\n")
+
+	cl := ts.dial("&session=" + file)
+	note := cl.waitFor("read-only notice", func(m map[string]any) bool {
+		return m["type"] == "extension_ui_request" && m["method"] == "notify"
+	})
+	if !strings.Contains(note["message"].(string), "read-only") || note["notifyType"] != "warning" {
+		t.Fatalf("notice: %v", note)
+	}
+	r := cl.call("p1", `{"id":"p1","type":"prompt","message":"hi"}`)
+	if r["success"] != false || !strings.HasPrefix(r["error"].(string), "Read-only session: ") {
+		t.Fatalf("prompt on a read-only view: %v", r)
+	}
+	if r := cl.call("m1", `{"id":"m1","type":"get_messages"}`); !strings.Contains(mustJSON(r), "first question") {
+		t.Fatalf("get_messages: %v", r)
+	}
+	if b, _ := os.ReadFile(file); string(b) != content {
+		t.Fatalf("the locked file changed:\n%s", b)
+	}
+}
+
+// A run goes on when its last client leaves; a client that attaches later
+// sees it running and gets its remaining events. Once it is over and
+// nobody watches, the session is unloaded and its lock removed.
+func TestUnwatchedRunGoesOn(t *testing.T) {
+	script := `{"turns":[{"content":[{"type":"text","text":"` + strings.Repeat("word ", 60) + `"}],"chunkSize":5,"delayMs":20}]}`
+	ts := newTestServer(t, script, nil)
+	a := ts.dial("")
+	a.call("n1", `{"id":"n1","type":"new_session"}`)
+	id := a.event("session_changed", 2)["sessionId"].(string)
+	a.call("p1", `{"id":"p1","type":"prompt","message":"hi"}`)
+	a.event("message_update", 2)
+	a.c.CloseNow()
+	waitClients(t, ts, 0)
+	b := ts.dial("&session=" + id)
+	b.event("session_changed", 1)
+	st := data(b.call("s1", `{"id":"s1","type":"get_state"}`))
+	file, _ := st["sessionFile"].(string)
+	if st["isStreaming"] != true {
+		t.Skipf("the run ended before the second client attached (slow machine): %v", st)
+	}
+	b.event("agent_settled", 1)
+	lock := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".lock")
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("no lock beside %s while it is open: %v", file, err)
+	}
+	b.c.CloseNow()
+	waitUnloaded(t, ts, id)
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("lock %s left after unload: %v", lock, err)
+	}
+}
+
+func waitUnloaded(t *testing.T, ts *testServer, id string) {
+	t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		changed := ts.srv.Manager().Changed()
+		found := false
+		for _, l := range ts.srv.Manager().Live() {
+			if l.Core.Store().ID() == id {
+				found = true
+			}
+		}
+		if !found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("session %s still loaded", id)
+		}
+	}
+}
