@@ -126,3 +126,16 @@ func (l *fileLock) release() {
 		os.Remove(l.path)
 	}
 }
+
+// LockedElsewhere reports whether another live process holds the lock of
+// the session file path, and which one.
+func LockedElsewhere(path string) (string, bool) {
+	h, ok := readLock(lockPath(canonical(path)))
+	if !ok {
+		return "", false
+	}
+	if h.host == hostname() && (h.pid == os.Getpid() || !processAlive(h.pid)) {
+		return "", false
+	}
+	return h.String(), true
+}

@@ -220,7 +220,6 @@ func (m *Manager) expire(l *Live) {
 	}
 	l.unloaded = true
 	delete(m.live, l.key)
-	m.changedLocked()
 	done := make(chan struct{})
 	m.loading[l.key] = done // an opener of the same file waits for the close
 	m.mu.Unlock()
@@ -228,6 +227,7 @@ func (m *Manager) expire(l *Live) {
 	m.mu.Lock()
 	delete(m.loading, l.key)
 	close(done)
+	m.changedLocked()
 	m.mu.Unlock()
 }
 
@@ -249,8 +249,8 @@ func (m *Manager) changedLocked() {
 	m.changed = make(chan struct{})
 }
 
-// Changed returns a channel closed the next time a session is loaded or
-// unloaded.
+// Changed returns a channel closed the next time a session has been
+// loaded or unloaded (closed, its lock released).
 func (m *Manager) Changed() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -614,6 +614,17 @@ func (s *call) renameSession(line []byte) (any, error) {
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
+	h, err := s.sessions.Writer(c.SessionPath)
+	if err != nil {
+		return nil, err
+	}
+	if h != nil && h != s.hub {
+		// Open in another session of this process: its writer names it.
+		if ro := h.ReadOnly(); ro != "" {
+			return nil, fmt.Errorf("Read-only session: %s", ro)
+		}
+		return nil, h.sess.SetSessionName(c.Name)
+	}
 	return nil, s.sess.RenameSession(c.SessionPath, c.Name)
 }
 
@@ -621,6 +632,13 @@ func (s *call) deleteSession(line []byte) (any, error) {
 	var c rpc.DeleteSessionCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
+	}
+	h, err := s.sessions.Writer(c.SessionPath)
+	if err != nil {
+		return nil, err
+	}
+	if h != nil && h != s.hub {
+		return nil, fmt.Errorf("Cannot delete a session that is open: %s", c.SessionPath)
 	}
 	dst, err := s.sess.DeleteSession(c.SessionPath)
 	if err != nil {

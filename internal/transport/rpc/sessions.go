@@ -12,6 +12,10 @@ type Sessions interface {
 	Clone(from *Hub) (*Hub, error)
 	// Release tells that a connection left h.
 	Release(h *Hub)
+	// Writer says who writes the session file path: a session open in
+	// this process (its hub), or nobody here (nil); an error when another
+	// process writes it (rename_session and delete_session then refuse).
+	Writer(path string) (*Hub, error)
 }
 
 // inPlace is the one-client policy of stdio: the session replaces its
@@ -35,3 +39,7 @@ func (inPlace) Fork(from *Hub, entryID string) (*Hub, string, error) {
 func (inPlace) Clone(from *Hub) (*Hub, error) { return from, from.sess.Clone() }
 
 func (inPlace) Release(*Hub) {}
+
+// Writer: the stdio session checks its own file itself (core's
+// RenameSession and DeleteSession know the active one).
+func (inPlace) Writer(string) (*Hub, error) { return nil, nil }

@@ -243,6 +243,16 @@ func (m managed) Clone(h *rpcmode.Hub) (*rpcmode.Hub, error) {
 	return hubOf(l), nil
 }
 
+func (m managed) Writer(path string) (*rpcmode.Hub, error) {
+	if l := m.s.manager.Lookup(path); l != nil {
+		return hubOf(l), nil
+	}
+	if holder, ok := sessions.LockedElsewhere(path); ok {
+		return nil, fmt.Errorf("%s is open for writing in another process (%s)", path, holder)
+	}
+	return nil, nil
+}
+
 func (m managed) Release(h *rpcmode.Hub) {
 	if l := m.s.liveOf(h); l != nil {
 		m.s.manager.Release(l)

@@ -139,13 +139,12 @@ func TestUnwatchedRunGoesOn(t *testing.T) {
 		t.Fatalf("no lock beside %s while it is open: %v", file, err)
 	}
 	b.c.CloseNow()
-	waitUnloaded(t, ts, id)
-	if _, err := os.Stat(lock); !os.IsNotExist(err) {
-		t.Fatalf("lock %s left after unload: %v", lock, err)
-	}
+	waitUnloaded(t, ts, id, lock)
 }
 
-func waitUnloaded(t *testing.T, ts *testServer, id string) {
+// waitUnloaded waits until the session id is unloaded and its lock file
+// removed.
+func waitUnloaded(t *testing.T, ts *testServer, id, lock string) {
 	t.Helper()
 	deadline := time.After(waitLimit)
 	for {
@@ -156,13 +155,14 @@ func waitUnloaded(t *testing.T, ts *testServer, id string) {
 				found = true
 			}
 		}
-		if !found {
+		_, err := os.Stat(lock)
+		if !found && os.IsNotExist(err) {
 			return
 		}
 		select {
 		case <-changed:
 		case <-deadline:
-			t.Fatalf("session %s still loaded", id)
+			t.Fatalf("session %s still loaded (%v) or its lock left (%v)", id, found, err)
 		}
 	}
 }
