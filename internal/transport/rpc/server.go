@@ -102,7 +102,16 @@ func (s *Server) Hub() *Hub {
 func (s *Server) attach(h *Hub, reason string) {
 	s.mu.Lock()
 	old := s.hub
-	if s.detached || (old == h && s.unsub != nil) {
+	if s.detached {
+		// The connection is closing: the session it was handed is given
+		// back at once.
+		s.mu.Unlock()
+		if h != old {
+			s.sessions.Release(h)
+		}
+		return
+	}
+	if old == h && s.unsub != nil {
 		s.mu.Unlock()
 		return
 	}
@@ -230,15 +239,15 @@ func (s *Server) Refuse(reason string) {
 }
 
 // Finish ends a connection that a framing other than stdio served: it
-// waits for the commands in flight to be answered, leaves the session
-// (whose work goes on) and flushes the output. Commands handed in later
+// leaves the session (whose work goes on), waits for the commands in
+// flight to be answered and flushes the output. Commands handed in later
 // are dropped; calling it again waits for the same.
 func (s *Server) Finish() {
 	s.mu.Lock()
 	s.finishing = true
 	s.mu.Unlock()
-	s.wg.Wait()
 	s.detach()
+	s.wg.Wait()
 	s.w.close()
 }
 
