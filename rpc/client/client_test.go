@@ -444,3 +444,38 @@ func TestStartFailsWithoutReady(t *testing.T) {
 		t.Fatalf("Start = %v", err)
 	}
 }
+
+// The project picker's commands: list a directory, then start a session
+// in one of its directories.
+func TestProjectPicker(t *testing.T) {
+	c := start(t, `{"turns":[]}`, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	root := t.TempDir()
+	for _, d := range []string{"b-project", "a-project", ".hidden"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ld, err := c.ListDirectory(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld.AbsolutePath != root || len(ld.Entries) != 2 || ld.Entries[0].Name != "a-project" || !ld.Entries[0].IsDirectory {
+		t.Fatalf("list_directory: %+v", ld)
+	}
+	if _, err := c.ListDirectory(ctx, filepath.Join(root, "missing")); err == nil || !strings.Contains(err.Error(), "Path does not exist: ") {
+		t.Fatalf("missing directory: %v", err)
+	}
+	cd, err := c.NewSessionIn(ctx, filepath.Join(root, "a-project"), "")
+	if err != nil || cd.Cancelled {
+		t.Fatalf("new_session in a project: %+v %v", cd, err)
+	}
+	b, err := c.Bash(ctx, "pwd", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(b.Output) != filepath.Join(root, "a-project") {
+		t.Fatalf("the new session works in %q", b.Output)
+	}
+}
