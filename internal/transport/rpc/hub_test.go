@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/rpc"
 )
 
 const waitLimit = 30 * time.Second
@@ -117,4 +119,66 @@ func TestTrustNotAskedWithNobodyAttached(t *testing.T) {
 	if answer, answered := h.AskTrust(context.Background(), "/some/project"); answer || answered {
 		t.Fatalf("asked nobody and got %v %v", answer, answered)
 	}
+}
+
+// blockingWriter is a client that stopped reading: every write waits
+// until release is closed.
+type blockingWriter struct{ release chan struct{} }
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	<-b.release
+	return len(p), nil
+}
+
+// A client that stops reading fills only its own queue: publishing never
+// waits for it, another client of the session gets every event, and past
+// MaxQueue the slow one is cut off (OnOverflow, once) and gets nothing
+// more.
+func TestSlowClientIsCutOffAlone(t *testing.T) {
+	sess := newCore(t)
+	h := NewHub(sess, HubOptions{Shared: true})
+	defer h.Close()
+	blocked := &blockingWriter{release: make(chan struct{})}
+	overflows := make(chan struct{}, 4)
+	slow := NewConn(h, blocked, Options{MaxQueue: 8, OnOverflow: func() { overflows <- struct{}{} }})
+	slow.Start("")
+	pr, pw := io.Pipe()
+	fast := NewConn(h, pw, Options{})
+	out := frames(t, pr)
+	fast.Start("")
+	next(t, out, "ready")
+
+	const n = 200
+	published := make(chan struct{})
+	go func() {
+		for i := 0; i < n; i++ {
+			sess.EmitExternal(&rpc.ExtensionErrorEvent{ExtensionPath: "x", Event: "e", Error: strconv.Itoa(i)})
+		}
+		close(published)
+	}()
+	select {
+	case <-published:
+	case <-time.After(waitLimit):
+		t.Fatal("publishing waited for the client that does not read")
+	}
+	for i := 0; i < n; i++ {
+		if e := next(t, out, "extension_error"); e["error"] != strconv.Itoa(i) {
+			t.Fatalf("event %d: %v", i, e)
+		}
+	}
+	select {
+	case <-overflows:
+	case <-time.After(waitLimit):
+		t.Fatal("the slow client was not cut off")
+	}
+	if q := slow.w.pending(); q > 8 {
+		t.Fatalf("the cut-off client's queue holds %d frames", q)
+	}
+	if len(overflows) != 0 {
+		t.Fatal("OnOverflow ran more than once")
+	}
+	close(blocked.release)
+	slow.Finish()
+	fast.Finish()
+	pw.Close()
 }

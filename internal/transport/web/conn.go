@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -103,16 +102,19 @@ func (wc *wsConn) close(code websocket.StatusCode, reason string) {
 }
 
 // frameSink turns the protocol's output (JSON objects each followed by
-// LF, written in pieces) into one WebSocket text message per object,
-// streamed as it comes. A message that does not reach the client within
-// the timeout ends the connection (a stalled client).
+// LF, written in pieces) into one WebSocket text message per object. An
+// object is collected first and then sent, so that the timeout measures
+// only what the client takes: a message it has not accepted within the
+// timeout ends the connection (a stalled client).
 type frameSink struct {
 	conn    *wsConn
 	timeout time.Duration
-	cur     io.WriteCloser
-	stop    context.CancelFunc
+	buf     []byte
 	err     error
 }
+
+// maxKeptFrame bounds the buffer a sink keeps between frames.
+const maxKeptFrame = 1 << 20
 
 func (f *frameSink) Write(p []byte) (int, error) {
 	if f.err != nil {
@@ -121,64 +123,49 @@ func (f *frameSink) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if len(chunk) > 0 {
-			if err := f.begin(); err != nil {
-				return 0, err
-			}
-			if _, err := f.cur.Write(chunk); err != nil {
-				return 0, f.fail(err)
-			}
-		}
 		if i < 0 {
+			f.buf = append(f.buf, p...)
 			break
 		}
-		if f.cur != nil {
-			err := f.cur.Close()
-			f.cur = nil
-			f.stop()
-			if err != nil {
-				return 0, f.fail(err)
-			}
-		}
+		f.buf = append(f.buf, p[:i]...)
 		p = p[i+1:]
+		if err := f.send(); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }
 
-func (f *frameSink) begin() error {
-	if f.cur != nil {
+// send writes the collected frame as one message.
+func (f *frameSink) send() error {
+	if len(f.buf) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(f.conn.ctx, f.timeout)
-	w, err := f.conn.c.Writer(ctx, websocket.MessageText)
+	err := f.conn.c.Write(ctx, websocket.MessageText, f.buf)
+	cancel()
+	if cap(f.buf) > maxKeptFrame {
+		f.buf = nil
+	} else {
+		f.buf = f.buf[:0]
+	}
 	if err != nil {
-		cancel()
 		return f.fail(err)
 	}
-	f.cur, f.stop = w, cancel
 	return nil
 }
 
-// fail records a failed write; the connection is closed (a write that
+// fail records a failed write and closes the connection (a write that
 // timed out has already dropped it).
 func (f *frameSink) fail(err error) error {
-	if f.err == nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%s: %w", reasonStalled, err)
-			go f.conn.close(websocket.StatusPolicyViolation, reasonStalled)
-		} else {
-			go f.conn.close(websocket.StatusInternalError, "write failed")
-		}
-		f.err = err
-		if f.stop != nil {
-			f.stop()
-		}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%s: %w", reasonStalled, err)
+		go f.conn.close(websocket.StatusPolicyViolation, reasonStalled)
+	} else {
+		go f.conn.close(websocket.StatusInternalError, "write failed")
 	}
-	return f.err
+	f.err = err
+	return err
 }
 
 // managed carries out new_session, switch_session, fork and clone in web
