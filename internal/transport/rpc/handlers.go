@@ -240,7 +240,7 @@ func (s *call) newSession(line []byte) (any, error) {
 		}
 		return nil, err
 	}
-	s.attach(h, core.ChangeNew)
+	s.moved(h, core.ChangeNew)
 	return rpc.CancelledData{Cancelled: false}, nil
 }
 
@@ -480,6 +480,22 @@ func (s *call) setActiveTools(line []byte) (any, error) {
 	return rpc.ActiveToolsData{ActiveToolNames: s.sess.ActiveToolNames()}, nil
 }
 
+// moved puts the connection on h after a command that opened it. On stdio
+// the session replaced its store in place and announced it itself; a
+// connection that opened the session it is on is told again (as stdio
+// tells a switch to the open file); otherwise it attaches to h, and alone
+// is told.
+func (s *call) moved(h *Hub, reason string) {
+	if _, ok := s.sessions.(inPlace); ok {
+		return
+	}
+	if h == s.Hub() {
+		s.queueEvent(h.sess.SessionChangedEvent(reason))
+		return
+	}
+	s.attach(h, reason)
+}
+
 func (s *call) switchSession(line []byte) (any, error) {
 	var c rpc.SwitchSessionCommand
 	if err := decode(line, &c); err != nil {
@@ -492,7 +508,7 @@ func (s *call) switchSession(line []byte) (any, error) {
 		}
 		return nil, err
 	}
-	s.attach(h, core.ChangeSwitch)
+	s.moved(h, core.ChangeSwitch)
 	return rpc.CancelledData{}, nil
 }
 
@@ -508,7 +524,7 @@ func (s *call) fork(line []byte) (any, error) {
 		}
 		return nil, err
 	}
-	s.attach(h, core.ChangeFork)
+	s.moved(h, core.ChangeFork)
 	return rpc.ForkData{Text: text}, nil
 }
 
@@ -520,7 +536,7 @@ func (s *call) clone([]byte) (any, error) {
 		}
 		return nil, err
 	}
-	s.attach(h, core.ChangeFork)
+	s.moved(h, core.ChangeFork)
 	return rpc.CancelledData{}, nil
 }
 

@@ -203,6 +203,10 @@ func (m managed) Switch(h *rpcmode.Hub, path string) (*rpcmode.Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l == from {
+		// The session the connection is on: it stays, with one viewer.
+		m.s.manager.Release(l)
+	}
 	return hubOf(l), nil
 }
 

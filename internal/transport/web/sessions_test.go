@@ -166,3 +166,47 @@ func waitUnloaded(t *testing.T, ts *testServer, id, lock string) {
 		}
 	}
 }
+
+// What pi's web client does on connect: list every session, switch to the
+// newest (here one another connection has open: the two share it), and
+// switching to the session it is on tells it again. Once both leave, the
+// session unloads: no viewer is left behind.
+func TestWebClientConnectFlow(t *testing.T) {
+	ts := newTestServer(t, helloScript, nil)
+	a := ts.dial("")
+	a.call("n1", `{"id":"n1","type":"new_session"}`)
+	id := a.event("session_changed", 2)["sessionId"].(string)
+	a.call("p1", `{"id":"p1","type":"prompt","message":"hi"}`)
+	a.event("agent_settled", 1)
+
+	b := ts.dial("")
+	b.event("session_changed", 1)
+	list := data(b.call("l1", `{"id":"l1","type":"list_sessions","scope":"all"}`))
+	newest := list["sessions"].([]any)[0].(map[string]any)
+	for _, k := range []string{"path", "id", "cwd", "created", "modified", "messageCount", "firstMessage"} {
+		if _, ok := newest[k]; !ok {
+			t.Fatalf("list_sessions item lacks %s: %v", k, newest)
+		}
+	}
+	if newest["id"] != id {
+		t.Fatalf("newest session %v, want %s", newest["id"], id)
+	}
+	path := newest["path"].(string)
+	for i, w := range []string{"w1", "w2"} {
+		b.call(w, `{"id":"`+w+`","type":"switch_session","sessionPath":"`+path+`"}`)
+		ch := b.event("session_changed", 2+i)
+		if ch["reason"] != "switch" || ch["sessionId"] != id || ch["messageCount"] != float64(3) {
+			t.Fatalf("session_changed after %s: %v", w, ch)
+		}
+	}
+	st := data(b.call("s1", `{"id":"s1","type":"get_state"}`))
+	if st["sessionId"] != id || st["thinkingLevel"] == nil {
+		t.Fatalf("get_state: %v", st)
+	}
+	if msgs := data(b.call("m1", `{"id":"m1","type":"get_messages"}`)); !strings.Contains(mustJSON(msgs), "hello there") {
+		t.Fatalf("get_messages: %v", msgs)
+	}
+	a.c.CloseNow()
+	b.c.CloseNow()
+	waitUnloaded(t, ts, id, filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock"))
+}
