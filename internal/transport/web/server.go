@@ -64,9 +64,8 @@ type Options struct {
 	// how to use --serve-ui or connect a client).
 	UI fs.FS
 
-	// Build, Resolve and Grace configure the session manager (see
-	// sessions.Options); Default is the default session's store,
-	// adopted at start.
+	// Sessions configures the session manager (Build, Resolve, Grace;
+	// OnLoad and OnUnload are the server's).
 	Sessions sessions.Options
 	// RPC configures each connection's protocol (delta merging, the
 	// legacy wire, diagnostics); Sessions, MaxQueue and OnOverflow are
@@ -102,9 +101,10 @@ type Server struct {
 	reqOnce  sync.Once
 }
 
-// New creates a server: it opens the UI directory, listens, and loads the
-// default session from store (sessions.Manager.Adopt). The address it
-// listens on is Addr.
+// New creates a server: it opens the UI directory, listens, and has adopt
+// load the default session into the server's session manager (with
+// sessions.Manager.Adopt). The address it listens on is Addr; Serve
+// accepts connections.
 func New(opts Options, adopt func(*sessions.Manager) (*sessions.Live, error)) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = os.Stderr
@@ -162,7 +162,6 @@ func New(opts Options, adopt func(*sessions.Manager) (*sessions.Live, error)) (*
 	s.httpSrv = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          nil,
 	}
 	return s, nil
 }
