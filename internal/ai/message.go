@@ -316,11 +316,21 @@ type (
 )
 
 func (m SystemMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleSystem
 	return jsonx.MarshalObject(systemAlias(m), m.Extra)
 }
 
 func (m UserMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleUser
 	return jsonx.MarshalObject(userAlias(m), m.Extra)
 }
@@ -339,6 +349,11 @@ func (m AssistantMessage) MarshalJSON() ([]byte, error) {
 }
 
 func (m ToolResultMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleToolResult
 	if m.Content == nil {
 		m.Content = []Content{}
@@ -347,21 +362,41 @@ func (m ToolResultMessage) MarshalJSON() ([]byte, error) {
 }
 
 func (m BashExecutionMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleBashExecution
 	return jsonx.MarshalObject(bashExecutionAlias(m), m.Extra)
 }
 
 func (m CustomMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleCustom
 	return jsonx.MarshalObject(customAlias(m), m.Extra)
 }
 
 func (m BranchSummaryMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleBranchSummary
 	return jsonx.MarshalObject(branchSummaryAlias(m), m.Extra)
 }
 
 func (m CompactionSummaryMessage) MarshalJSON() ([]byte, error) {
+	if fast() {
+		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+			return b, nil
+		}
+	}
 	m.Role = RoleCompactionSummary
 	return jsonx.MarshalObject(compactionSummaryAlias(m), m.Extra)
 }

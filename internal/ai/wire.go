@@ -1,13 +1,14 @@
 package ai
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
-// Hand-written encoders of the types on the streaming hot path (usage,
-// cost, content blocks, the assistant message and the assistant events).
+// Hand-written encoders of every message type and of the types on the
+// streaming hot path (usage, cost, content blocks, the assistant events).
 // They append exactly the bytes jsonx.Marshal gives for the struct tags
 // (key order, omitempty) of the reflective encoders they replace, which stay
 // as the fallback: a value the fast encoders cannot write (a NaN, invalid
@@ -287,49 +288,87 @@ func appendContentIndex(dst []byte, i int) []byte {
 // fast reports whether the MarshalJSON methods use the fast encoders.
 func fast() bool { return !reflectOnly.Load() }
 
-// appendJSON appends the list element by element: messages with a fast
-// encoder directly, the others through jsonx.Marshal (which gives the bytes
-// encoding/json would give for them inside the list).
+// appendJSON appends the list element by element with AppendMessage.
 func (ms Messages) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, '[')
+	var err error
 	for i, m := range ms {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if a, ok := m.(*AssistantMessage); ok && a != nil {
-			var err error
-			if dst, err = a.AppendJSON(dst); err != nil {
-				return dst, err
-			}
-			continue
-		}
-		b, err := jsonx.Marshal(m)
-		if err != nil {
+		if dst, err = AppendMessage(dst, m); err != nil {
 			return dst, err
 		}
-		dst = append(dst, b...)
 	}
 	return append(dst, ']'), nil
 }
 
 // AppendMessage appends m as encoding/json (jsonx.Marshal) writes it as a
-// Message member of a larger value: nil as null, an assistant message with
-// its fast encoder, any other message as jsonx.Marshal writes it. An error
-// means the caller should take its reflective path (which gives the error
-// text).
+// Message member of a larger value: nil (and a nil pointer) as null, every
+// message type of this package with its hand-written encoder. When that
+// encoder fails (a NaN, invalid raw JSON), m goes through jsonx.Marshal,
+// whose error is returned (callers take their reflective path with it).
 func AppendMessage(dst []byte, m Message) ([]byte, error) {
-	if m == nil {
-		return append(dst, "null"...), nil
-	}
-	if a, ok := m.(*AssistantMessage); ok && a != nil {
-		return a.AppendJSON(dst)
+	n := len(dst)
+	out, err := appendMessageFast(dst, m)
+	if err == nil {
+		return out, nil
 	}
 	b, err := jsonx.Marshal(m)
 	if err != nil {
-		return dst, err
+		return dst[:n], err
 	}
-	return append(dst, b...), nil
+	return append(dst[:n], b...), nil
 }
+
+// appendMessageFast appends m with the hand-written encoders only.
+func appendMessageFast(dst []byte, m Message) ([]byte, error) {
+	switch v := m.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case *AssistantMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *UserMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *ToolResultMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *SystemMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *BashExecutionMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *CustomMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *BranchSummaryMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *CompactionSummaryMessage:
+		if v != nil {
+			return v.AppendJSON(dst)
+		}
+	case *UnknownMessage:
+		if v != nil {
+			return jsonx.AppendRaw(dst, v.Raw)
+		}
+	default:
+		return dst, errNoFastEncoder
+	}
+	return append(dst, "null"...), nil // a nil pointer
+}
+
+var errNoFastEncoder = errors.New("ai: no hand-written encoder")
 
 // AppendMessages appends ms as Messages.MarshalJSON writes it (nil as []).
 func AppendMessages(dst []byte, ms Messages) ([]byte, error) {
@@ -337,4 +376,208 @@ func AppendMessages(dst []byte, ms Messages) ([]byte, error) {
 		return append(dst, "[]"...), nil
 	}
 	return ms.appendJSON(dst)
+}
+
+// AppendJSON appends the content as MarshalJSON writes it.
+func (u UserContent) AppendJSON(dst []byte) ([]byte, error) {
+	if u.IsString {
+		return jsonx.AppendString(dst, u.Str), nil
+	}
+	if u.Blocks == nil {
+		return append(dst, "[]"...), nil
+	}
+	return appendContentList(dst, u.Blocks)
+}
+
+// AppendJSON appends the message as MarshalJSON writes it.
+func (m UserMessage) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"role":"user","content":`...)
+	dst, err := m.Content.AppendJSON(dst)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendInt(dst, m.Timestamp)
+	return appendExtraClose(dst, m.Extra)
+}
+
+// AppendJSON appends the message as MarshalJSON writes it.
+func (m ToolResultMessage) AppendJSON(dst []byte) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"role":"toolResult","toolCallId":`...)
+	dst = jsonx.AppendString(dst, m.ToolCallID)
+	dst = append(dst, `,"toolName":`...)
+	dst = jsonx.AppendString(dst, m.ToolName)
+	dst = append(dst, `,"content":`...)
+	content := m.Content
+	if content == nil {
+		content = []Content{}
+	}
+	if dst, err = appendContentList(dst, content); err != nil {
+		return dst, err
+	}
+	if len(m.Details) > 0 {
+		dst = append(dst, `,"details":`...)
+		if dst, err = jsonx.AppendRaw(dst, m.Details); err != nil {
+			return dst, err
+		}
+	}
+	if m.Usage != nil {
+		dst = append(dst, `,"usage":`...)
+		if dst, err = m.Usage.AppendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, `,"isError":`...)
+	dst = jsonx.AppendBool(dst, m.IsError)
+	if m.DurationMs != nil {
+		dst = append(dst, `,"durationMs":`...)
+		dst = jsonx.AppendInt(dst, *m.DurationMs)
+	}
+	if len(m.NestedCalls) > 0 {
+		dst = append(dst, `,"nestedCalls":`...)
+		if dst, err = jsonx.AppendRaw(dst, m.NestedCalls); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendInt(dst, m.Timestamp)
+	return appendExtraClose(dst, m.Extra)
+}
+
+// AppendJSON appends the message as MarshalJSON writes it.
+func (m SystemMessage) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"role":"system","content":`...)
+	dst, err := m.Content.AppendJSON(dst)
+	if err != nil {
+		return dst, err
+	}
+	if len(m.Sections) > 0 {
+		dst = append(dst, `,"sections":`...)
+		if dst, err = jsonx.AppendRaw(dst, m.Sections); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendInt(dst, m.Timestamp)
+	if len(m.ToolsAdded) > 0 {
+		dst = append(dst, `,"toolsAdded":[`...)
+		for i := range m.ToolsAdded {
+			t := &m.ToolsAdded[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"name":`...)
+			dst = jsonx.AppendString(dst, t.Name)
+			dst = append(dst, `,"description":`...)
+			dst = jsonx.AppendString(dst, t.Description)
+			dst = append(dst, `,"parameters":`...)
+			if dst, err = jsonx.AppendRawMessage(dst, t.Parameters); err != nil {
+				return dst, err
+			}
+			if t.ConstrainedSampling != nil {
+				dst = append(dst, `,"constrainedSampling":`...)
+				dst = jsonx.AppendBool(dst, *t.ConstrainedSampling)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if len(m.ToolsRemoved) > 0 {
+		dst = append(dst, `,"toolsRemoved":[`...)
+		for i := range m.ToolsRemoved {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"name":`...)
+			dst = jsonx.AppendString(dst, m.ToolsRemoved[i].Name)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return appendExtraClose(dst, m.Extra)
+}
+
+// AppendJSON appends the message as MarshalJSON writes it.
+func (m BashExecutionMessage) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"role":"bashExecution","command":`...)
+	dst = jsonx.AppendString(dst, m.Command)
+	dst = append(dst, `,"output":`...)
+	dst = jsonx.AppendString(dst, m.Output)
+	if m.ExitCode != nil {
+		dst = append(dst, `,"exitCode":`...)
+		dst = jsonx.AppendInt(dst, int64(*m.ExitCode))
+	}
+	dst = append(dst, `,"cancelled":`...)
+	dst = jsonx.AppendBool(dst, m.Cancelled)
+	dst = append(dst, `,"truncated":`...)
+	dst = jsonx.AppendBool(dst, m.Truncated)
+	if m.FullOutputPath != "" {
+		dst = append(dst, `,"fullOutputPath":`...)
+		dst = jsonx.AppendString(dst, m.FullOutputPath)
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendInt(dst, m.Timestamp)
+	if m.ExcludeFromContext {
+		dst = append(dst, `,"excludeFromContext":true`...)
+	}
+	return appendExtraClose(dst, m.Extra)
+}
+
+// AppendJSON appends the message as MarshalJSON writes it.
+func (m CustomMessage) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"role":"custom","customType":`...)
+	dst = jsonx.AppendString(dst, m.CustomType)
+	dst = append(dst, `,"content":`...)
+	dst, err := m.Content.AppendJSON(dst)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"display":`...)
+	dst = jsonx.AppendBool(dst, m.Display)
+	if len(m.Details) > 0 {
+		dst = append(dst, `,"details":`...)
+		if dst, err = jsonx.AppendRaw(dst, m.Details); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendInt(dst, m.Timestamp)
+	return appendExtraClose(dst, m.Extra)
+}
+
+// AppendJSON appends the message as MarshalJSON writes it.
+func (m BranchSummaryMessage) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"role":"branchSummary","summary":`...)
+	dst = jsonx.AppendString(dst, m.Summary)
+	dst = append(dst, `,"fromId":`...)
+	if m.FromID == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonx.AppendString(dst, *m.FromID)
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendInt(dst, m.Timestamp)
+	return appendExtraClose(dst, m.Extra)
+}
+
+// AppendJSON appends the message as MarshalJSON writes it.
+func (m CompactionSummaryMessage) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"role":"compactionSummary","summary":`...)
+	dst = jsonx.AppendString(dst, m.Summary)
+	dst = append(dst, `,"tokensBefore":`...)
+	dst = jsonx.AppendInt(dst, m.TokensBefore)
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendInt(dst, m.Timestamp)
+	return appendExtraClose(dst, m.Extra)
+}
+
+// appendExtraClose appends the unknown members and the closing brace of
+// an object that already has members.
+func appendExtraClose(dst []byte, extra jsonx.Extra) ([]byte, error) {
+	dst, err := jsonx.AppendExtra(dst, extra, false)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
 }
