@@ -113,7 +113,7 @@ func rawContentPrefix(raw json.RawMessage, limit int) string {
 func plainPreview(e *session.Entry) (string, bool) {
 	switch e.Type {
 	case session.TypeMessage:
-		switch m := e.Message.(type) {
+		switch m := e.Message().(type) {
 		case *ai.UserMessage:
 			if m.Content.IsString {
 				return jsSlice(m.Content.Str, plainPreviewLen), true

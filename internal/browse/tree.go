@@ -159,11 +159,11 @@ func plainTree(s *session.Session, f *forest, flat bool) TreeResult {
 		te := &res.ents[slot]
 		e := f.entries[i]
 		te.ID, te.ParentID, te.Type, te.Timestamp, te.Label = e.ID, e.ParentID, e.Type, e.Timestamp, f.labels[i]
-		if tr, ok := e.Message.(*ai.ToolResultMessage); ok && e.Type == session.TypeMessage && tr.ToolName == lastTool && lastToolPreview != "" {
+		if tr, ok := e.Message().(*ai.ToolResultMessage); ok && e.Type == session.TypeMessage && tr.ToolName == lastTool && lastToolPreview != "" {
 			te.setPreview(lastToolPreview)
 		} else if p, ok := plainPreview(e); ok {
 			te.setPreview(p)
-			if tr, isTR := e.Message.(*ai.ToolResultMessage); isTR && e.Type == session.TypeMessage {
+			if tr, isTR := e.Message().(*ai.ToolResultMessage); isTR && e.Type == session.TypeMessage {
 				lastTool, lastToolPreview = tr.ToolName, p
 			}
 		}
@@ -326,7 +326,7 @@ func browseTree(s *session.Session, f *forest, flat bool, home string) TreeResul
 		}
 
 		// This node's own tool calls apply to its descendants only.
-		if am, ok := e.Message.(*ai.AssistantMessage); ok && e.Type == session.TypeMessage && len(c) > 0 {
+		if am, ok := e.Message().(*ai.AssistantMessage); ok && e.Type == session.TypeMessage && len(c) > 0 {
 			first := int32(len(links))
 			for i := range am.Content {
 				b := &am.Content[i]
@@ -413,7 +413,7 @@ func globalToolCalls(f *forest) map[string]*ai.Content {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		e := f.entries[n]
-		if am, ok := e.Message.(*ai.AssistantMessage); ok && e.Type == session.TypeMessage {
+		if am, ok := e.Message().(*ai.AssistantMessage); ok && e.Type == session.TypeMessage {
 			for i := range am.Content {
 				if b := &am.Content[i]; b.Type == ai.ContentToolCall {
 					m[b.ID] = b
@@ -453,7 +453,7 @@ func projectEntry(te *TreeEntry, e *session.Entry, home string, lookup func(stri
 	b := te.BrowseFields
 	switch e.Type {
 	case session.TypeMessage:
-		projectMessage(te, e.Message, home, lookup)
+		projectMessage(te, e.Message(), home, lookup)
 	case session.TypeCompaction:
 		b.tokensStore = e.TokensBefore
 		b.TokensBefore = &b.tokensStore

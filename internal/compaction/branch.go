@@ -51,7 +51,7 @@ func PrepareBranch(oldPath, targetPath []*session.Entry, budgetTokens int) *Bran
 			switch e.Role() {
 			case ai.RoleToolResult, ai.RoleCustom, ai.RoleSystem, "":
 			default:
-				m = e.Message
+				m = e.Message()
 			}
 		case session.TypeCompaction:
 			m = &ai.CompactionSummaryMessage{Role: ai.RoleCompactionSummary, Summary: e.Summary, TokensBefore: e.TokensBefore}

@@ -83,8 +83,8 @@ func TestPrepareNeverCutsAtToolResult(t *testing.T) {
 	}
 	// The long read result is where the kept tokens run out; the cut moves
 	// on to the next assistant message, so the edit stays in full.
-	if a, ok := kept.Message.(*ai.AssistantMessage); !ok || ai.JoinText(a.Content, "") != "editing" {
-		t.Fatalf("cut at %s %v", kept.Role(), kept.Message)
+	if a, ok := kept.Message().(*ai.AssistantMessage); !ok || ai.JoinText(a.Content, "") != "editing" {
+		t.Fatalf("cut at %s %v", kept.Role(), kept.Message())
 	}
 	if strings.Join(p.ReadFiles, ",") != "a.go" || len(p.ModifiedFiles) != 0 {
 		t.Fatalf("files %v %v", p.ReadFiles, p.ModifiedFiles)

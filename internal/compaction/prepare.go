@@ -72,10 +72,10 @@ func isTurnStart(e *session.Entry) bool {
 func messageOf(e *session.Entry) ai.Message {
 	switch e.Type {
 	case session.TypeMessage:
-		if e.Message == nil || e.Message.MessageRole() == ai.RoleSystem {
+		if e.Message() == nil || e.Message().MessageRole() == ai.RoleSystem {
 			return nil
 		}
-		return e.Message
+		return e.Message()
 	case session.TypeCustomMessage:
 		return &ai.CustomMessage{Role: ai.RoleCustom, CustomType: e.CustomType, Content: e.Content, Display: e.Display}
 	case session.TypeBranchSummary:

@@ -61,7 +61,7 @@ func TestAbortWhileStreaming(t *testing.T) {
 	if last.StopReason != ai.StopAborted || ai.JoinText(last.Content, "") != "partial" {
 		t.Fatalf("last message %+v, want the aborted partial answer", last)
 	}
-	if leaf := h.s.Store().Leaf(); leaf == nil || leaf.Message != ai.Message(last) {
+	if leaf := h.s.Store().Leaf(); leaf == nil || leaf.Message() != ai.Message(last) {
 		t.Fatal("the aborted message is not the session's leaf")
 	}
 	if _, fu := h.s.Queues(); !sameStrings(fu, []string{"later"}) {

@@ -71,10 +71,10 @@ func TestReopenedSessionHasTheSameContext(t *testing.T) {
 	st := s.Store()
 	var userTwo, asstTwo string
 	for _, e := range st.Entries() {
-		if um, ok := e.Message.(*ai.UserMessage); ok && um.Content.PlainText() == "two" {
+		if um, ok := e.Message().(*ai.UserMessage); ok && um.Content.PlainText() == "two" {
 			userTwo = e.ID
 		}
-		if am, ok := e.Message.(*ai.AssistantMessage); ok && ai.JoinText(am.Content, "") == "second answer" {
+		if am, ok := e.Message().(*ai.AssistantMessage); ok && ai.JoinText(am.Content, "") == "second answer" {
 			asstTwo = e.ID
 		}
 	}

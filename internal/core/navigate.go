@@ -62,7 +62,7 @@ func (s *Session) NavigateTree(targetID string, o NavigateOptions) (*NavigateRes
 	switch {
 	case target.Type == session.TypeMessage && target.Role() == ai.RoleUser:
 		newLeaf = target.Parent()
-		t := target.Message.(*ai.UserMessage).Content.PlainText()
+		t := target.Message().(*ai.UserMessage).Content.PlainText()
 		res.EditorText = &t
 	case target.Type == session.TypeCustomMessage:
 		newLeaf = target.Parent()

@@ -36,7 +36,7 @@ func messageEntries(st *session.Session) []string {
 	var out []string
 	for _, e := range st.Entries() {
 		if e.Type == session.TypeMessage {
-			out = append(out, messageLabel(e.Message))
+			out = append(out, messageLabel(e.Message()))
 		}
 	}
 	return out
@@ -65,7 +65,7 @@ func TestEntriesAreWrittenInMessageEndOrder(t *testing.T) {
 		leaf := st.Leaf()
 		mu.Lock()
 		defer mu.Unlock()
-		if leaf == nil || leaf.Message != e.Message {
+		if leaf == nil || leaf.Message() != e.Message {
 			problems = append(problems, messageLabel(e.Message)+": not the session's leaf at message_end")
 			return
 		}
@@ -105,7 +105,7 @@ func TestEntriesAreWrittenInMessageEndOrder(t *testing.T) {
 			continue
 		}
 		if prev != "" && e.Parent() != prev {
-			t.Fatalf("%s: parent %q, want %q", messageLabel(e.Message), e.Parent(), prev)
+			t.Fatalf("%s: parent %q, want %q", messageLabel(e.Message()), e.Parent(), prev)
 		}
 		prev = e.ID
 	}
@@ -153,7 +153,7 @@ func TestRetryAndAbortArePersisted(t *testing.T) {
 	for _, e := range st.Entries() {
 		switch e.Type {
 		case session.TypeMessage:
-			kinds = append(kinds, messageLabel(e.Message))
+			kinds = append(kinds, messageLabel(e.Message()))
 		case "context_edit":
 			kinds = append(kinds, "context_edit")
 		}

@@ -68,7 +68,7 @@ func TestRetryTransientError(t *testing.T) {
 	if edit.Type != "context_edit" || string(edit.Replacement) != "null" {
 		t.Fatalf("entry_appended %+v", edit)
 	}
-	if e := h.s.Store().Entry(edit.TargetID); e == nil || messageLabel(e.Message) != "assistant!error" {
+	if e := h.s.Store().Entry(edit.TargetID); e == nil || messageLabel(e.Message()) != "assistant!error" {
 		t.Fatal("the context_edit does not target the failed message")
 	}
 	expectLabels(t, "context", h.conversation(), []string{"user:go", "assistant:recovered"})

@@ -429,7 +429,7 @@ func (s *Session) hideFailed(failed *ai.AssistantMessage) {
 		return
 	}
 	e := st.Entry(id)
-	if e == nil || e.Type != "message" || e.Message != ai.Message(failed) {
+	if e == nil || e.Type != "message" || e.Message() != ai.Message(failed) {
 		return
 	}
 	ce, err := st.AppendContextEdit(id, nil)

@@ -262,7 +262,7 @@ func (s *Session) ForkStore(entryID string) (*session.Session, string, error) {
 	if e == nil || e.Type != "message" {
 		return nil, "", fmt.Errorf("Invalid entry ID for forking")
 	}
-	um, ok := e.Message.(*ai.UserMessage)
+	um, ok := e.Message().(*ai.UserMessage)
 	if !ok {
 		return nil, "", fmt.Errorf("Invalid entry ID for forking")
 	}
@@ -314,7 +314,7 @@ func (s *Session) ForkMessages() []ForkMessage {
 		if e.Type != "message" {
 			continue
 		}
-		if um, ok := e.Message.(*ai.UserMessage); ok {
+		if um, ok := e.Message().(*ai.UserMessage); ok {
 			if t := um.Content.PlainText(); t != "" {
 				out = append(out, ForkMessage{EntryID: e.ID, Text: t})
 			}

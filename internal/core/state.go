@@ -361,7 +361,7 @@ func (s *Session) Stats() Stats {
 		switch e.Type {
 		case "message":
 			st.TotalMessages++
-			switch m := e.Message.(type) {
+			switch m := e.Message().(type) {
 			case *ai.UserMessage:
 				st.UserMessages++
 			case *ai.AssistantMessage:

@@ -43,7 +43,7 @@ func HTML(s *session.Session, w io.Writer, opts Options) error {
 	}
 	p := &page{home: home, labels: s.Labels(), results: map[string]*ai.ToolResultMessage{}, shown: map[*ai.ToolResultMessage]bool{}}
 	for _, e := range branch {
-		if m, ok := e.Message.(*ai.ToolResultMessage); ok && e.Type == session.TypeMessage && m.ToolCallID != "" {
+		if m, ok := e.Message().(*ai.ToolResultMessage); ok && e.Type == session.TypeMessage && m.ToolCallID != "" {
 			if _, dup := p.results[m.ToolCallID]; !dup {
 				p.results[m.ToolCallID] = m
 			}
@@ -153,7 +153,7 @@ func (p *page) entry(e *session.Entry) string {
 }
 
 func (p *page) message(e *session.Entry) string {
-	switch m := e.Message.(type) {
+	switch m := e.Message().(type) {
 	case *ai.UserMessage:
 		return p.head(e, "user", "User", "") + `<div class="md">` + userContent(m.Content) + "</div></section>\n"
 	case *ai.AssistantMessage:

@@ -78,37 +78,75 @@ func isoToMs(ts string) int64 {
 
 func (s *Session) contextLocked(leaf *Entry) Context {
 	ctx := Context{ThinkingLevel: "off"}
-	s.walkContext(leaf, &ctx, nil)
+	if leaf == nil {
+		return ctx
+	}
+	path := s.branchLocked(leaf)
+	items := make([]ctxItem, 0, len(path)+2)
+	s.walkContext(path, &ctx, false, func(e *Entry, m ai.Message) {
+		items = append(items, ctxItem{e, m})
+	})
+	// Messages not decoded yet are decoded together (in chunks, and on
+	// every core for a long context).
+	var todo []*Entry
+	for _, it := range items {
+		if it.m == nil && it.e.msg.Load() == nil {
+			todo = append(todo, it.e)
+		}
+	}
+	decodeEntries(todo)
+	ctx.Messages = make([]ai.Message, len(items))
+	ctx.EntryIDs = make([]string, len(items))
+	for i, it := range items {
+		if it.m != nil {
+			ctx.Messages[i] = it.m
+		} else {
+			ctx.Messages[i] = it.e.Message()
+		}
+		if it.e != nil {
+			ctx.EntryIDs[i] = it.e.ID
+		}
+	}
 	return ctx
 }
 
 func (s *Session) infoLocked(leaf *Entry) ContextInfo {
 	ctx := Context{ThinkingLevel: "off"}
 	n := 0
-	s.walkContext(leaf, &ctx, &n)
+	if leaf != nil {
+		s.walkContext(s.branchLocked(leaf), &ctx, true, func(*Entry, ai.Message) { n++ })
+	}
 	return ContextInfo{MessageCount: n, ThinkingLevel: ctx.ThinkingLevel, Provider: ctx.Provider, ModelID: ctx.ModelID}
 }
 
-// walkContext fills ctx for leaf; with count != nil it only counts the
-// messages into *count and leaves ctx.Messages and ctx.EntryIDs empty.
-func (s *Session) walkContext(leaf *Entry, ctx *Context, count *int) {
-	if leaf == nil {
-		return
-	}
-	path := s.branchLocked(leaf)
+// ctxItem is one message of a context: m, or (m nil) the message of e. e
+// is the entry the message comes from (nil for the compaction summary and
+// its system checkpoint).
+type ctxItem struct {
+	e *Entry
+	m ai.Message
+}
 
+// walkContext fills ctx's settings for the leaf whose branch is path and
+// calls visit with each message of its context, in order: (e, nil) for the message of a message
+// entry, (e or nil, m) for a message made from an entry (custom_message,
+// branch_summary, compaction) or one whose content a context_edit
+// replaced. With counting, only the number of calls matters: visit gets
+// (e, nil) for those too, and no message is made or decoded.
+func (s *Session) walkContext(path []*Entry, ctx *Context, counting bool, visit func(e *Entry, m ai.Message)) {
 	var compaction *Entry
 	compactionIdx := -1
+	var model *Entry // the last model_change or assistant message
 	var edits map[string]*Entry
 	for i, e := range path {
 		switch e.Type {
 		case TypeThinkingLevelChange:
 			ctx.ThinkingLevel = e.ThinkingLevel
 		case TypeModelChange:
-			ctx.Provider, ctx.ModelID = e.Provider, e.ModelID
+			model = e
 		case TypeMessage:
-			if am, ok := e.Message.(*ai.AssistantMessage); ok {
-				ctx.Provider, ctx.ModelID = am.Provider, am.Model
+			if e.role == roleAssistant {
+				model = e
 			}
 		case TypeCompaction:
 			compaction, compactionIdx = e, i
@@ -119,22 +157,23 @@ func (s *Session) walkContext(leaf *Entry, ctx *Context, count *int) {
 			edits[e.TargetID] = e
 		}
 	}
-
-	if count == nil {
-		n := len(path)
-		ctx.Messages = make([]ai.Message, 0, n+1)
-		ctx.EntryIDs = make([]string, 0, n+1)
+	if model != nil {
+		if model.Type == TypeModelChange {
+			ctx.Provider, ctx.ModelID = model.Provider, model.ModelID
+		} else if am, ok := model.Message().(*ai.AssistantMessage); ok && am != nil {
+			ctx.Provider, ctx.ModelID = am.Provider, am.Model
+		}
 	}
+
 	add := func(e *Entry, dropSystem bool) {
-		var m ai.Message
+		var m ai.Message // nil: e's own message
 		switch e.Type {
 		case TypeMessage:
-			m = e.Message
-			if m == nil || (dropSystem && m.MessageRole() == ai.RoleSystem) {
+			if !e.hasMessage() || (dropSystem && e.Role() == ai.RoleSystem) {
 				return
 			}
 		case TypeCustomMessage:
-			if count != nil {
+			if counting {
 				break
 			}
 			m = &ai.CustomMessage{Role: ai.RoleCustom, CustomType: e.CustomType, Content: e.Content, Display: e.Display, Details: e.Details, Timestamp: isoToMs(e.Timestamp)}
@@ -142,7 +181,7 @@ func (s *Session) walkContext(leaf *Entry, ctx *Context, count *int) {
 			if e.Summary == "" {
 				return
 			}
-			if count != nil {
+			if counting {
 				break
 			}
 			var from *string
@@ -158,16 +197,14 @@ func (s *Session) walkContext(leaf *Entry, ctx *Context, count *int) {
 			if ed.Replacement == nil {
 				return
 			}
-			if count == nil {
+			if !counting {
+				if m == nil {
+					m = e.Message()
+				}
 				m = replaceContent(m, ed.Replacement)
 			}
 		}
-		if count != nil {
-			*count++
-			return
-		}
-		ctx.Messages = append(ctx.Messages, m)
-		ctx.EntryIDs = append(ctx.EntryIDs, e.ID)
+		visit(e, m)
 	}
 
 	if compaction == nil {
@@ -177,19 +214,18 @@ func (s *Session) walkContext(leaf *Entry, ctx *Context, count *int) {
 		return
 	}
 	checkpoint := compaction.SystemMessage != nil
-	switch {
-	case count != nil && checkpoint:
-		*count += 2
-	case count != nil:
-		*count++
-	default:
-		if checkpoint {
+	if checkpoint {
+		if counting {
+			visit(nil, nil)
+		} else {
 			sm := *compaction.SystemMessage
-			ctx.Messages = append(ctx.Messages, &sm)
-			ctx.EntryIDs = append(ctx.EntryIDs, "")
+			visit(nil, &sm)
 		}
-		ctx.Messages = append(ctx.Messages, &ai.CompactionSummaryMessage{Role: ai.RoleCompactionSummary, Summary: compaction.Summary, TokensBefore: compaction.TokensBefore, Timestamp: isoToMs(compaction.Timestamp)})
-		ctx.EntryIDs = append(ctx.EntryIDs, "")
+	}
+	if counting {
+		visit(nil, nil)
+	} else {
+		visit(nil, &ai.CompactionSummaryMessage{Role: ai.RoleCompactionSummary, Summary: compaction.Summary, TokensBefore: compaction.TokensBefore, Timestamp: isoToMs(compaction.Timestamp)})
 	}
 	found := false
 	for _, e := range path[:compactionIdx] {

@@ -30,8 +30,9 @@ func TestEncodeMessageEntryMatchesReflective(t *testing.T) {
 	}
 	for i, m := range msgs {
 		for _, p := range []*string{nil, &parent} {
-			e := &Entry{Type: TypeMessage, ID: "id\"1", ParentID: p, Timestamp: "2026-11-22T00:00:00.000Z", Message: m}
-			want, werr := jsonx.MarshalReflect(messageEntryJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Message})
+			e := &Entry{Type: TypeMessage, ID: "id\"1", ParentID: p, Timestamp: "2026-11-22T00:00:00.000Z"}
+			e.setMessage(m, nil)
+			want, werr := jsonx.MarshalReflect(messageEntryJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Message()})
 			gerr := encode(e)
 			if werr != nil || gerr != nil {
 				if werr == nil || gerr == nil || werr.Error() != gerr.Error() {

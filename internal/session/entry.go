@@ -3,8 +3,10 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/jsonx"
@@ -45,9 +47,6 @@ type Entry struct {
 	ParentID  *string // nil = JSON null
 	Timestamp string  // ISO "2006-01-02T15:04:05.000Z"
 
-	// message
-	Message ai.Message
-
 	*Fields
 
 	// Extra holds the members this build does not know for the entry's
@@ -56,6 +55,98 @@ type Entry struct {
 
 	// Raw is the exact line as read or written, without the newline.
 	Raw []byte
+
+	// The message of a message entry (see Message): decoded, or (msg nil,
+	// msgEnd > 0) Raw[msgAt:msgEnd] holds it verbatim, to be decoded on
+	// first use.
+	msg    atomic.Pointer[msgBox]
+	msgAt  int32
+	msgEnd int32
+	role   uint8 // role code (verbatim.go), known without decoding
+	flags  uint8
+}
+
+// Entry flags.
+const (
+	// flagCompact: Raw is written out as it is where an entry is answered
+	// as raw JSON (it is compact and has no \u2028 or \u2029 escape).
+	flagCompact uint8 = 1 << iota
+)
+
+// msgBox holds a decoded message (an interface value cannot be stored
+// atomically on its own).
+type msgBox struct{ m ai.Message }
+
+// Message returns the message of a message entry (nil for other entries,
+// and for a message that could not be decoded). A message read from a file
+// is decoded on its first use, from the entry's line; concurrent first
+// uses may both decode it, and all get the same value.
+func (e *Entry) Message() ai.Message {
+	if b := e.msg.Load(); b != nil {
+		return b.m
+	}
+	if e.msgEnd == 0 {
+		return nil
+	}
+	return e.decodeMessage(nil)
+}
+
+// decodeMessage decodes a verbatim message (allocating from ar when not
+// nil) and stores it, unless another goroutine was first.
+func (e *Entry) decodeMessage(ar *arena) ai.Message {
+	raw := e.Raw[e.msgAt:e.msgEnd:e.msgEnd]
+	c := &cur{b: raw, ar: ar}
+	m := fastDecode(c)
+	if m == nil || c.bad || c.i != len(raw) {
+		// Not reached: scanVerbatim accepts only what fastDecode decodes.
+		m, _ = ai.DecodeMessage(raw)
+	}
+	b := ar.box()
+	b.m = m
+	if e.msg.CompareAndSwap(nil, b) {
+		return m
+	}
+	return e.msg.Load().m
+}
+
+// setMessage sets the message of a new entry.
+func (e *Entry) setMessage(m ai.Message, b *msgBox) {
+	e.msgAt, e.msgEnd = 0, 0
+	e.role = roleOf(m)
+	if m == nil {
+		return
+	}
+	if b == nil {
+		b = new(msgBox)
+	}
+	b.m = m
+	e.msg.Store(b)
+}
+
+// verbatim returns the bytes of the message when they are exactly what
+// ai.AppendMessage writes for it (nil otherwise).
+func (e *Entry) verbatim() []byte {
+	if e.msgEnd == 0 {
+		return nil
+	}
+	return e.Raw[e.msgAt:e.msgEnd:e.msgEnd]
+}
+
+// roleOf returns the role code of a message.
+func roleOf(m ai.Message) uint8 {
+	switch m.(type) {
+	case nil:
+		return roleNone
+	case *ai.UserMessage:
+		return roleUser
+	case *ai.AssistantMessage:
+		return roleAssistant
+	case *ai.ToolResultMessage:
+		return roleToolResult
+	case *ai.SystemMessage:
+		return roleSystem
+	}
+	return roleOther
 }
 
 // Fields are the typed members of the entries other than message.
@@ -128,13 +219,30 @@ func (e *Entry) Parent() string {
 	return *e.ParentID
 }
 
-// Role returns the message role of a message entry ("" otherwise).
+// Role returns the message role of a message entry ("" otherwise). It
+// does not decode the message of the common roles.
 func (e *Entry) Role() string {
-	if e.Type != TypeMessage || e.Message == nil {
+	if e.Type != TypeMessage {
 		return ""
 	}
-	return e.Message.MessageRole()
+	switch e.role {
+	case roleNone:
+		return ""
+	case roleUser:
+		return ai.RoleUser
+	case roleAssistant:
+		return ai.RoleAssistant
+	case roleToolResult:
+		return ai.RoleToolResult
+	case roleSystem:
+		return ai.RoleSystem
+	}
+	return e.Message().MessageRole()
 }
+
+// hasMessage reports whether a message entry has a message (one that
+// could not be decoded has none).
+func (e *Entry) hasMessage() bool { return e.role != roleNone }
 
 // Header is the first line of a session file.
 type Header struct {
@@ -464,14 +572,40 @@ func deleteMember(raw []byte, key string) []byte {
 	})
 }
 
-// reparse rebuilds an entry from a rewritten line, keeping its decoded
-// message.
+// reparse rebuilds an entry from a rewritten line, keeping its message
+// (still undecoded when the rewrite left its bytes alone).
 func reparse(old *Entry, line []byte) *Entry {
 	ms, _ := members(nil, line)
 	e := &Entry{}
 	parseEntry(e, line, ms)
-	e.Message = old.Message
+	if isRawCompact(line) {
+		e.flags |= flagCompact
+	}
+	if old.Type != TypeMessage {
+		return e
+	}
+	if v := old.verbatim(); v != nil && old.msg.Load() == nil {
+		for _, m := range ms {
+			if m.key == "message" && string(m.val) == string(v) && len(line) <= maxVerbatimLine {
+				at := cap(line) - cap(m.val) // m.val is line[at:...]
+				e.msgAt, e.msgEnd, e.role = int32(at), int32(at+len(v)), old.role
+			}
+		}
+		if e.msgEnd > 0 {
+			return e
+		}
+	}
+	e.setMessage(old.Message(), nil)
 	return e
+}
+
+// maxVerbatimLine bounds the lines whose message offsets fit an Entry.
+const maxVerbatimLine = math.MaxInt32
+
+// isRawCompact reports whether the valid JSON line is written out as it
+// is where it is answered as raw JSON (see flagCompact).
+func isRawCompact(line []byte) bool {
+	return isCompact(line) && !bytes.Contains(line, []byte(`\u202`))
 }
 
 // withParent returns a copy of e whose parentId is parent.
@@ -616,7 +750,7 @@ func encode(e *Entry) error {
 	var v any
 	switch e.Type {
 	case TypeMessage:
-		v = messageEntryJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Message}
+		v = messageEntryJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Message()}
 	case TypeModelChange:
 		v = modelChangeJSON{e.Type, e.ID, e.ParentID, e.Timestamp, e.Provider, e.ModelID}
 	case TypeThinkingLevelChange:
@@ -652,6 +786,7 @@ func encode(e *Entry) error {
 			return err
 		}
 		e.Raw = b
+		e.flags |= flagCompact // jsonx output: compact, U+2028/9 raw
 		return nil
 	}
 	b, err := jsonx.Marshal(v)
@@ -659,6 +794,7 @@ func encode(e *Entry) error {
 		return err
 	}
 	e.Raw = b
+	e.flags |= flagCompact
 	return nil
 }
 

@@ -63,10 +63,11 @@ func extraField(key string, val []byte, known []string) (jsonx.Field, bool) {
 // cur is a validating cursor over JSON: values are checked and decoded
 // where they are, so each byte is looked at about once.
 type cur struct {
-	b   []byte
-	i   int
-	bad bool
-	ar  *arena // optional: allocate decoded values in chunks
+	b     []byte
+	i     int
+	bad   bool
+	sawWS bool   // whitespace was skipped somewhere
+	ar    *arena // optional: allocate decoded values in chunks
 }
 
 // arena hands out messages and content blocks from larger chunks, which
@@ -78,7 +79,16 @@ type arena struct {
 	results  []ai.ToolResultMessage
 	blocks   []ai.Content
 	ints     []int64
+	boxes    []msgBox
 	chunkLen int
+}
+
+// box returns a new msgBox.
+func (a *arena) box() *msgBox {
+	if a == nil {
+		return new(msgBox)
+	}
+	return take(&a.boxes, a.chunkLen)
 }
 
 // take returns a pointer to a new zero element of *slab, starting a new
@@ -140,6 +150,7 @@ func (a *arena) block(start int) (int, *ai.Content) {
 func (c *cur) ws() {
 	for c.i < len(c.b) && isWS(c.b[c.i]) {
 		c.i++
+		c.sawWS = true
 	}
 }
 

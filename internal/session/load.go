@@ -6,8 +6,6 @@ import (
 	"os"
 	"runtime"
 	"sync/atomic"
-
-	"github.com/pisces-agent/pisces/internal/ai"
 )
 
 // Loading the entries of a big file (see docs/performance.md).
@@ -163,10 +161,7 @@ func (p *parser) parse(r *chunkResult, chunk []byte, tornPossible bool) {
 			r.skipped++
 			continue
 		}
-		var ok bool
-		var msg ai.Message
-		var ms []member
-		ms, msg, ok = scanEntryLine(mstack[:0], line, &p.ar)
+		ms, lm, ok := scanEntryLine(mstack[:0], line, &p.ar)
 		if !ok {
 			r.skipped++
 			if next == len(chunk) && tornPossible {
@@ -184,7 +179,14 @@ func (p *parser) parse(r *chunkResult, chunk []byte, tornPossible bool) {
 		e := &p.slab[i]
 		parseEntryInto(e, line, ms, &p.parents[i])
 		if e.Type == TypeMessage {
-			e.Message = msg
+			if lm.end > 0 {
+				e.msgAt, e.msgEnd, e.role = int32(lm.at), int32(lm.end), lm.role
+			} else if lm.msg != nil {
+				e.setMessage(lm.msg, p.ar.box())
+			}
+		}
+		if lm.compact {
+			e.flags |= flagCompact
 		}
 		r.count++
 	}

@@ -368,10 +368,8 @@ func (s *Session) index(e *Entry) {
 	s.leaf = e
 	switch e.Type {
 	case TypeMessage:
-		if !s.hasConv {
-			if r := e.Role(); r == ai.RoleUser || r == ai.RoleAssistant {
-				s.hasConv = true
-			}
+		if !s.hasConv && (e.role == roleUser || e.role == roleAssistant) {
+			s.hasConv = true
 		}
 	case TypeLabel:
 		if e.Label != nil && *e.Label != "" {
@@ -418,8 +416,7 @@ func (s *Session) appendLocked(e *Entry) (*Entry, error) {
 }
 
 func isConversation(e *Entry) bool {
-	r := e.Role()
-	return r == ai.RoleUser || r == ai.RoleAssistant
+	return e.Type == TypeMessage && (e.role == roleUser || e.role == roleAssistant)
 }
 
 // persistLocked writes e: as one appended line once the file exists, or
@@ -514,7 +511,7 @@ func (s *Session) AppendMessage(m ai.Message) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.newEntryLocked(TypeMessage)
-	e.Message = m
+	e.setMessage(m, nil)
 	return s.appendLocked(e)
 }
 
@@ -699,8 +696,12 @@ func (s *Session) AppendRaw(obj json.RawMessage) (*Entry, error) {
 	parseEntry(e, line, ms)
 	if e.Type == TypeMessage {
 		if raw := messageRaw(line); raw != nil {
-			e.Message, _ = decodeMessage(raw)
+			m, _ := decodeMessage(raw)
+			e.setMessage(m, nil)
 		}
+	}
+	if isRawCompact(line) {
+		e.flags |= flagCompact
 	}
 	if e.Type == "" || e.Type == TypeSession {
 		return nil, errors.New("session: entry has no valid type")
@@ -848,16 +849,26 @@ func nextLine(data []byte, pos int) (line []byte, next int) {
 // envelopeKeys are the first keys of a message entry, in pi's order.
 var envelopeKeys = newKeySet([]string{"type", "id", "parentId", "timestamp", "message"})
 
+// lineMsg is what scanEntryLine found out about a line besides its members.
+type lineMsg struct {
+	msg     ai.Message // the message, decoded at once, or
+	at, end int        // (end > 0) where the line holds it verbatim
+	role    uint8      // its role code
+	compact bool       // see flagCompact
+}
+
 // scanEntryLine validates a line and splits it into members in one pass.
-// When the entry is a message entry (type first, as pi writes it), the
-// message is decoded during the same pass.
-func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, ai.Message, bool) {
+// When the entry is a message entry (type first, as pi writes it), its
+// message is checked during the same pass: a verbatim one (verbatim.go) is
+// left to be decoded on first use, any other is decoded now.
+func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, lineMsg, bool) {
+	var lm lineMsg
 	c := &cur{b: line}
 	if !c.open('{') {
-		return dst, nil, false
+		return dst, lm, false
 	}
-	var msg ai.Message
-	isMessage, decoded := false, false
+	isMessage, handled := false, false
+	nMsg := 0
 	first := true
 	at := 0
 	for !c.bad && c.next('}', &first) {
@@ -866,11 +877,20 @@ func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, ai.Message, 
 			break
 		}
 		vs := c.i
+		if k == "message" {
+			nMsg++
+		}
 		if k == "message" && isMessage {
+			if end, role, ok := scanVerbatim(line, vs); ok && len(line) <= maxVerbatimLine {
+				c.i = end
+				lm, handled = lineMsg{at: vs, end: end, role: role}, true
+				dst = append(dst, member{key: k, val: line[vs:end:end]})
+				continue
+			}
 			mc := &cur{b: line, i: vs, ar: ar}
 			if m := fastDecode(mc); m != nil && !mc.bad {
 				c.i = mc.i
-				msg, decoded = m, true
+				lm, handled = lineMsg{msg: m, role: roleOf(m)}, true
 				dst = append(dst, member{key: k, val: line[vs:c.i:c.i]})
 				continue
 			}
@@ -895,16 +915,39 @@ func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, ai.Message, 
 		dst = append(dst, member{key: k, val: v})
 	}
 	if c.bad || skipWS(line, c.i) != len(line) {
-		return dst, nil, false
+		return dst, lineMsg{}, false
 	}
-	if !decoded {
+	if nMsg > 0 && (!handled || nMsg > 1) {
+		// The message member is unusual (type not first, repeated
+		// message keys: the last one counts, as in JSON.parse).
+		lm = lineMsg{}
 		for _, m := range dst {
 			if m.key == "message" {
-				msg, _ = ai.DecodeMessage(m.val)
+				lm.msg, _ = ai.DecodeMessage(m.val)
 			}
 		}
+		lm.role = roleOf(lm.msg)
 	}
-	return dst, msg, true
+	// Compact, and no \u2028 or \u2029 escape (the verbatim message has
+	// neither; only the rest is looked at).
+	lm.compact = !c.sawWS
+	for i := 0; lm.compact && i < len(dst); i++ {
+		v := dst[i].val
+		if lm.end > 0 && dst[i].key == "message" {
+			continue
+		}
+		if len(v) > 0 && (v[0] == '{' || v[0] == '[') && !isCompact(v) {
+			lm.compact = false
+		}
+	}
+	if lm.compact {
+		if lm.end > 0 {
+			lm.compact = !bytes.Contains(line[:lm.at], []byte(`\u202`)) && !bytes.Contains(line[lm.end:], []byte(`\u202`))
+		} else {
+			lm.compact = !bytes.Contains(line, []byte(`\u202`))
+		}
+	}
+	return dst, lm, true
 }
 
 // migrateLocked brings a v1 or v2 session to v3 (pi's migrateV1ToV2 and
@@ -976,7 +1019,8 @@ func (s *Session) migrateLocked() error {
 			nm := setMember(raw, "role", []byte(`"custom"`))
 			line := setMember(e.Raw, "message", nm)
 			ne := reparse(e, line)
-			ne.Message, _ = decodeMessage(nm)
+			m, _ := decodeMessage(nm)
+			ne.setMessage(m, nil)
 			newEntries[i] = ne
 		}
 		s.header.Raw = setMember(s.header.Raw, "version", []byte("3"))

@@ -114,11 +114,12 @@ func TestFixturesRoundTrip(t *testing.T) {
 					continue
 				}
 				if e.Type == TypeMessage {
-					if _, ok := e.Message.(*ai.UnknownMessage); ok || e.Message == nil {
+					if _, ok := e.Message().(*ai.UnknownMessage); ok || e.Message() == nil {
 						continue
 					}
 				}
-				c := *e
+				c := Entry{Type: e.Type, ID: e.ID, ParentID: e.ParentID, Timestamp: e.Timestamp, Fields: e.Fields, Extra: e.Extra}
+				c.setMessage(e.Message(), nil)
 				if err := encode(&c); err != nil {
 					continue
 				}
@@ -143,10 +144,10 @@ func TestUnknownKept(t *testing.T) {
 	if e := s.Entry("90000002"); len(e.Extra) != 1 || e.Extra[0].Key != "entryExtra" {
 		t.Errorf("unknown field in message entry: %+v", e.Extra)
 	}
-	if m, ok := s.Entry("90000003").Message.(*ai.UnknownMessage); !ok || m.Role != "futureRole" {
-		t.Errorf("unknown role = %#v", s.Entry("90000003").Message)
+	if m, ok := s.Entry("90000003").Message().(*ai.UnknownMessage); !ok || m.Role != "futureRole" {
+		t.Errorf("unknown role = %#v", s.Entry("90000003").Message())
 	}
-	am := s.Entry("90000004").Message.(*ai.AssistantMessage)
+	am := s.Entry("90000004").Message().(*ai.AssistantMessage)
 	if am.Content[1].Type != "futureBlock" {
 		t.Errorf("unknown block = %+v", am.Content[1])
 	}
@@ -314,8 +315,8 @@ func TestMigrateV1(t *testing.T) {
 	if c := es[5]; c.FirstKeptEntryID != es[3].ID || c.TokensBefore != 1234 {
 		t.Errorf("compaction = %+v", c)
 	}
-	if m, ok := es[6].Message.(*ai.CustomMessage); !ok || m.CustomType != "note" {
-		t.Errorf("hookMessage = %#v", es[6].Message)
+	if m, ok := es[6].Message().(*ai.CustomMessage); !ok || m.CustomType != "note" {
+		t.Errorf("hookMessage = %#v", es[6].Message())
 	}
 	// Context: summary, kept from the second question, then the rest.
 	ctx := s.BuildContext()
@@ -353,8 +354,8 @@ func TestMigrateV2(t *testing.T) {
 	if string(now) != want {
 		t.Errorf("migrated:\n%s\nwant\n%s", now, want)
 	}
-	if m, ok := s.Entry("b0000003").Message.(*ai.CustomMessage); !ok || m.Content.Str != "Remember the tests." {
-		t.Errorf("%#v", s.Entry("b0000003").Message)
+	if m, ok := s.Entry("b0000003").Message().(*ai.CustomMessage); !ok || m.Content.Str != "Remember the tests." {
+		t.Errorf("%#v", s.Entry("b0000003").Message())
 	}
 	ctx := s.BuildContext()
 	if ctx.ThinkingLevel != "medium" || len(ctx.Messages) != 3 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -130,17 +131,45 @@ func (s *call) abortBranchSummary([]byte) (any, error) {
 	return nil, nil
 }
 
-// getMessages writes the context with the messages' own encoders (a
-// 20000-entry context is megabytes: no reflection, no second pass).
+// getMessages answers with the context's messages, written out by the
+// writer in pieces: messages read from the session file are copied from
+// their lines where those are what the encoders would write (a
+// 20000-entry context is megabytes: no second encoding, no big buffer).
 func (s *call) getMessages([]byte) (any, error) {
-	b, err := ai.Messages(s.sess.Messages()).MarshalJSON()
+	list, err := s.sess.Store().MessagesJSON()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(b)+14)
-	out = append(out, `{"messages":`...)
-	out = append(out, b...)
-	return json.RawMessage(append(out, '}')), nil
+	return &arrayData{head: `{"messages":`, list: list, tail: []byte{'}'}}, nil
+}
+
+// arrayData is response data made of a JSON array between a fixed head
+// and tail: {"messages":[...]} and {"entries":[...],"leafId":...}.
+type arrayData struct {
+	head string
+	list *session.JSONArray
+	tail []byte
+}
+
+func (d *arrayData) SizeHint() int { return len(d.head) + d.list.Len() + len(d.tail) }
+
+func (d *arrayData) MarshalJSON() ([]byte, error) {
+	b := append(make([]byte, 0, d.SizeHint()), d.head...)
+	b = d.list.AppendTo(b)
+	return append(b, d.tail...), nil
+}
+
+func (d *arrayData) WriteTo(w io.Writer) (int64, error) {
+	n, err := io.WriteString(w, d.head)
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := d.list.WriteTo(w)
+	if err != nil {
+		return int64(n) + m, err
+	}
+	k, err := w.Write(d.tail)
+	return int64(n) + m + int64(k), err
 }
 
 func (s *call) prompt(line []byte) (any, error) {
@@ -568,11 +597,19 @@ func (s *call) entries(line []byte) (any, error) {
 			return nil, fmt.Errorf("Entry not found: %s", c.Since)
 		}
 	}
-	out := make([]json.RawMessage, 0, len(all)-start)
-	for _, e := range all[start:] {
-		out = append(out, json.RawMessage(e.Raw))
+	// The lines go out as they are (streamed like get_messages), or
+	// compacted as encoding/json writes a json.RawMessage.
+	list, err := session.EntriesJSON(all[start:])
+	if err != nil {
+		return nil, err
 	}
-	return rpc.EntriesData{Entries: out, LeafID: leafOf(st)}, nil
+	tail := []byte(`,"leafId":`)
+	if id := leafOf(st); id != nil {
+		tail = jsonx.AppendString(tail, *id)
+	} else {
+		tail = append(tail, "null"...)
+	}
+	return &arrayData{head: `{"entries":`, list: list, tail: append(tail, '}')}, nil
 }
 
 func leafOf(st *session.Session) *string {

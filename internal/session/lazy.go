@@ -1,0 +1,73 @@
+package session
+
+import (
+	"runtime"
+	"sync"
+)
+
+// DecodeMessages decodes the messages of entries that have not been
+// decoded yet, all at once: a caller that is about to use the messages of
+// many entries (a tree projection, an export) saves most of the cost of
+// decoding them one by one. Entry.Message gives the same values either way.
+func DecodeMessages(entries []*Entry) {
+	var todo []*Entry
+	for _, e := range entries {
+		if e.Type == TypeMessage && e.msgEnd > 0 && e.msg.Load() == nil {
+			todo = append(todo, e)
+		}
+	}
+	decodeEntries(todo)
+}
+
+// minParallelDecode is the number of messages from which decodeEntries
+// uses every core.
+const minParallelDecode = 2048
+
+// decodeEntries decodes the verbatim messages of es (entries whose message
+// is decoded already are skipped), allocating them in chunks.
+func decodeEntries(es []*Entry) {
+	procs := runtime.GOMAXPROCS(0)
+	if len(es) < minParallelDecode || procs < 2 {
+		decodeRange(es)
+		return
+	}
+	// Parts taken from a shared counter, so that a core held up by other
+	// work does less of it.
+	const parts = 16
+	var next sync.Mutex
+	taken := 0
+	work := func() {
+		for {
+			next.Lock()
+			p := taken
+			taken++
+			next.Unlock()
+			if p >= parts {
+				return
+			}
+			decodeRange(es[len(es)*p/parts : len(es)*(p+1)/parts])
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < procs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+}
+
+func decodeRange(es []*Entry) {
+	if len(es) == 0 {
+		return
+	}
+	ar := &arena{chunkLen: min(len(es), 256)}
+	for _, e := range es {
+		if e.msgEnd > 0 && e.msg.Load() == nil {
+			e.decodeMessage(ar)
+		}
+	}
+}
