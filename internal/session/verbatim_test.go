@@ -195,16 +195,24 @@ var mutations = []struct {
 	{"integer as float", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `"timestamp":`, `"timestamp":1.0e1,"x":`) }},
 	{"negative zero", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `"input":0`, `"input":-0`) }},
 	{"leading zeros", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `"total":0.`, `"total":00.`) }},
-	{"empty optional", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `,"timestamp":`, `,"errorMessage":"","timestamp":`) }},
-	{"redacted false", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `"thinking":""`, `"thinking":"","redacted":false`) }},
-	{"null optional", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `,"isError":`, `,"usage":null,"isError":`) }},
+	{"empty optional", func(r *rand.Rand, b []byte) []byte {
+		return replaceOne(r, b, `,"timestamp":`, `,"errorMessage":"","timestamp":`)
+	}},
+	{"redacted false", func(r *rand.Rand, b []byte) []byte {
+		return replaceOne(r, b, `"thinking":""`, `"thinking":"","redacted":false`)
+	}},
+	{"null optional", func(r *rand.Rand, b []byte) []byte {
+		return replaceOne(r, b, `,"isError":`, `,"usage":null,"isError":`)
+	}},
 	{"unknown key in the middle", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `,"content":`, `,"zzz":1,"content":`) }},
 	{"unknown key at the end", func(r *rand.Rand, b []byte) []byte { return append(b[:len(b)-1:len(b)-1], `,"zzz":{"a":1}}`...) }},
 	{"unknown key, other case", func(r *rand.Rand, b []byte) []byte { return append(b[:len(b)-1:len(b)-1], `,"Timestamp":1}`...) }},
 	{"repeated key", func(r *rand.Rand, b []byte) []byte { return append(b[:len(b)-1:len(b)-1], `,"timestamp":1}`...) }},
 	{"keys swapped", func(r *rand.Rand, b []byte) []byte { return swapFirstKeys(b) }},
 	{"missing member", func(r *rand.Rand, b []byte) []byte { return dropMember(r, b) }},
-	{"raw with spaces", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `{"command":"ls -la"}`, `{ "command": "ls -la" }`) }},
+	{"raw with spaces", func(r *rand.Rand, b []byte) []byte {
+		return replaceOne(r, b, `{"command":"ls -la"}`, `{ "command": "ls -la" }`)
+	}},
 	{"raw with separator escape", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `{"s":"\u00e9\n"}`, `{"s":"\u2029"}`) }},
 	{"escaped key", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `"timestamp"`, `"t\u0069mestamp"`) }},
 	{"role as other type", func(r *rand.Rand, b []byte) []byte { return replaceOne(r, b, `"role":"`, `"role":"x`) }},
