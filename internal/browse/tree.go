@@ -111,6 +111,7 @@ func (t *TreeResult) IsFlat() bool { return t.flat }
 // SessionTree builds get_session_tree's answer for s.
 func SessionTree(s *session.Session, opts TreeOptions) TreeResult {
 	f := newForest(s)
+	session.DecodeMessages(f.entries) // previews: every message, at once
 	if opts.View == ViewBrowse {
 		home := opts.Home
 		if home == "" {

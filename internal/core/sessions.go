@@ -309,11 +309,15 @@ type ForkMessage struct {
 
 // ForkMessages lists every user message of the file, across branches.
 func (s *Session) ForkMessages() []ForkMessage {
-	var out []ForkMessage
+	var users []*session.Entry
 	for _, e := range s.Store().Entries() {
-		if e.Type != "message" {
-			continue
+		if e.Role() == ai.RoleUser {
+			users = append(users, e)
 		}
+	}
+	session.DecodeMessages(users)
+	var out []ForkMessage
+	for _, e := range users {
 		if um, ok := e.Message().(*ai.UserMessage); ok {
 			if t := um.Content.PlainText(); t != "" {
 				out = append(out, ForkMessage{EntryID: e.ID, Text: t})

@@ -357,7 +357,9 @@ type Stats struct {
 func (s *Session) Stats() Stats {
 	store := s.Store()
 	st := Stats{SessionFile: store.File(), SessionID: store.ID()}
-	for _, e := range store.Entries() {
+	entries := store.Entries()
+	session.DecodeMessages(entries)
+	for _, e := range entries {
 		switch e.Type {
 		case "message":
 			st.TotalMessages++

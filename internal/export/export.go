@@ -40,6 +40,7 @@ func HTML(s *session.Session, w io.Writer, opts Options) error {
 	var branch []*session.Entry
 	if leaf := s.LeafID(); leaf != "" {
 		branch = s.Branch(leaf)
+		session.DecodeMessages(branch)
 	}
 	p := &page{home: home, labels: s.Labels(), results: map[string]*ai.ToolResultMessage{}, shown: map[*ai.ToolResultMessage]bool{}}
 	for _, e := range branch {

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
@@ -123,21 +127,110 @@ func BenchmarkList2000(b *testing.B) {
 	})
 }
 
+// BenchmarkOpen20000: Open of a 20000-entry session (11 MB), then what
+// switch_session needs of it (info: the context's message count, model
+// and thinking level), or the whole context, every message decoded, as
+// the first prompt after a switch needs it (context).
 func BenchmarkOpen20000(b *testing.B) {
 	p := filepath.Join(b.TempDir(), "big.jsonl")
 	data := genSession(20000, 42, "/home/u/proj")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		s, _, err := Open(p)
-		if err != nil {
-			b.Fatal(err)
+	b.Run("info", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			s, _, err := Open(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n := s.Info().MessageCount; n != 19998 {
+				b.Fatalf("%d messages", n)
+			}
 		}
-		ctx := s.BuildContext()
-		if len(ctx.Messages) != 19998 {
-			b.Fatalf("%d messages", len(ctx.Messages))
+	})
+	b.Run("context", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			s, _, err := Open(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := s.BuildContext()
+			if len(ctx.Messages) != 19998 {
+				b.Fatalf("%d messages", len(ctx.Messages))
+			}
 		}
+	})
+}
+
+// BenchmarkAnswer20000: the data of get_messages and get_entries for a
+// 20000-entry session just opened, streamed (MessagesJSON, EntriesJSON
+// written through a 64 kB buffer, as the RPC writer does) and, for
+// comparison, encoded into one buffer from decoded messages as before.
+func BenchmarkAnswer20000(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "big.jsonl")
+	data := genSession(20000, 43, "/home/u/proj")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
 	}
+	s, _, err := Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := bufio.NewWriterSize(io.Discard, 64<<10)
+	stream := func(b *testing.B, list func() (*JSONArray, error)) {
+		b.ReportAllocs()
+		var n int64
+		for b.Loop() {
+			a, err := list()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n, err = a.WriteTo(out); err != nil {
+				b.Fatal(err)
+			}
+			out.Flush()
+		}
+		b.SetBytes(n)
+	}
+	b.Run("messages_streamed", func(b *testing.B) { stream(b, s.MessagesJSON) })
+	b.Run("entries_streamed", func(b *testing.B) {
+		stream(b, func() (*JSONArray, error) { return EntriesJSON(s.Entries()) })
+	})
+	b.Run("messages_encoded", func(b *testing.B) {
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			m, err := ai.Messages(s.BuildContext().Messages).MarshalJSON()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = len(m)
+		}
+		b.SetBytes(int64(n))
+	})
+	b.Run("entries_encoded", func(b *testing.B) {
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			all := s.Entries()
+			raws := make([]json.RawMessage, 0, len(all))
+			for _, e := range all {
+				raws = append(raws, json.RawMessage(e.Raw))
+			}
+			leaf := s.LeafID()
+			m, err := jsonx.Marshal(struct {
+				Entries []json.RawMessage `json:"entries"`
+				LeafID  *string           `json:"leafId"`
+			}{raws, &leaf})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = len(m)
+		}
+		b.SetBytes(int64(n))
+	})
 }
