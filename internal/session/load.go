@@ -43,6 +43,10 @@ func loadEntries(data []byte, tornPossible bool, add func(slabs [][]Entry, estim
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
+	var pool *entryPool
+	if len(data) >= minHoldGC {
+		pool = newEntryPool(estimateLines(data))
+	}
 	var next atomic.Int32
 	// parseNext parses the next unparsed chunk; false when none is left.
 	parseNext := func(p *parser) bool {
@@ -57,7 +61,7 @@ func loadEntries(data []byte, tornPossible bool, add func(slabs [][]Entry, estim
 	}
 	for w := 1; w < min(procs, nChunks); w++ {
 		go func() {
-			p := &parser{ar: arena{chunkLen: 256}}
+			p := &parser{ar: arena{chunkLen: 256}, pool: pool}
 			for parseNext(p) {
 			}
 		}()
@@ -80,7 +84,7 @@ func loadEntries(data []byte, tornPossible bool, add func(slabs [][]Entry, estim
 		torn = torn || r.torn
 		added++
 	}
-	p := &parser{ar: arena{chunkLen: 256}}
+	p := &parser{ar: arena{chunkLen: 256}, pool: pool}
 	for {
 		// Index what is ready, then parse another chunk.
 		for added < nChunks && isClosed(done[added]) {
@@ -138,6 +142,7 @@ type parser struct {
 	ar      arena
 	slab    []Entry  // free entries (len 0, capacity left)
 	parents []string // parentId values, parallel to slab
+	pool    *entryPool
 }
 
 // parse parses one chunk. Its entries are taken from the current slab,
@@ -171,8 +176,7 @@ func (p *parser) parse(r *chunkResult, chunk []byte, tornPossible bool) {
 		}
 		if len(p.slab) == cap(p.slab) {
 			cut()
-			p.slab = make([]Entry, 0, slabLen)
-			p.parents = make([]string, slabLen)
+			p.slab, p.parents = p.pool.take()
 		}
 		p.slab = p.slab[:len(p.slab)+1]
 		i := len(p.slab) - 1
@@ -193,6 +197,40 @@ func (p *parser) parse(r *chunkResult, chunk []byte, tornPossible bool) {
 	cut()
 }
 
+// estimateLines guesses the number of lines of data from its first
+// megabyte, generously.
+func estimateLines(data []byte) int {
+	sample := data[:min(len(data), 1<<20)]
+	n := bytes.Count(sample, []byte{'\n'}) + 1
+	return int(int64(n)*int64(len(data))/int64(len(sample))*9/8) + 64
+}
+
+// entryPool hands out the entries of a big load from one allocation whose
+// memory is advised to use huge pages (adviseHuge): 20000 entries are
+// megabytes of fresh memory. Slabs are taken from a shared counter; when
+// the estimate falls short, they are allocated one by one.
+type entryPool struct {
+	entries []Entry
+	parents []string
+	next    atomic.Int64 // slabs handed out
+}
+
+func newEntryPool(n int) *entryPool {
+	n = (n + slabLen - 1) / slabLen * slabLen
+	return &entryPool{entries: hugeSlice[Entry](n), parents: hugeSlice[string](n)}
+}
+
+// take returns an empty slab of slabLen entries and its parents.
+func (p *entryPool) take() ([]Entry, []string) {
+	if p != nil {
+		k := int(p.next.Add(1) - 1)
+		if at := k * slabLen; at+slabLen <= len(p.entries) {
+			return p.entries[at : at : at+slabLen], p.parents[at : at+slabLen : at+slabLen]
+		}
+	}
+	return make([]Entry, 0, slabLen), make([]string, slabLen)
+}
+
 // readFile is os.ReadFile, except that a big file is read by two cores at
 // once (copying it from the page cache is a good part of opening it).
 func readFile(path string) ([]byte, error) {
@@ -209,7 +247,12 @@ func readFile(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() || int64(int(size)) != size {
 		return io.ReadAll(f)
 	}
-	buf := make([]byte, 0, size+512)
+	var buf []byte
+	if size >= minHoldGC {
+		buf = hugeSlice[byte](int(size) + 512)[:0]
+	} else {
+		buf = make([]byte, 0, size+512)
+	}
 	off := int64(0)
 	if size >= 1<<20 && runtime.GOMAXPROCS(0) > 1 {
 		buf = buf[:size]

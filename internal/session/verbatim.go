@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -79,25 +80,43 @@ type vfield struct {
 	kind vkind
 }
 
+// vschema is an object's members as the encoders write them, with their
+// `"key":` patterns (keySet), so that the expected next keys are
+// recognised with a few word compares.
+type vschema struct {
+	fields []vfield
+	keys   *keySet
+}
+
+func newVSchema(fields ...vfield) *vschema {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.key
+	}
+	return &vschema{fields: fields, keys: newKeySet(names)}
+}
+
 // The members as the encoders write them (internal/ai/wire.go). The first
 // member of a message (role) and of a block (type) is checked before the
 // schema is chosen.
 var (
-	vUser      = []vfield{{"role", kStr}, {"content", kUserContent}, {"timestamp", kInt}}
-	vAssistant = []vfield{{"role", kStr}, {"content", kBlocks}, {"api", kStr}, {"provider", kStr}, {"model", kStr},
-		{"usage", kUsage}, {"stopReason", kStr}, {"errorMessage", kOptStr}, {"timestamp", kInt},
-		{"responseId", kOptStr}, {"rawStopReason", kOptStr}, {"durationMs", kOptInt}, {"thinkingLevel", kOptStr},
-		{"providerThinkingLevel", kOptStr}, {"endTurn", kOptBool}}
-	vToolResult = []vfield{{"role", kStr}, {"toolCallId", kStr}, {"toolName", kStr}, {"content", kBlocks},
-		{"details", kOptRaw}, {"usage", kOptUsage}, {"isError", kBool}, {"durationMs", kOptInt},
-		{"nestedCalls", kOptRaw}, {"timestamp", kInt}}
-	vUsage    = []vfield{{"input", kInt}, {"output", kInt}, {"cacheRead", kInt}, {"cacheWrite", kInt}, {"totalTokens", kInt}, {"cost", kCost}}
-	vCost     = []vfield{{"input", kFloat}, {"output", kFloat}, {"cacheRead", kFloat}, {"cacheWrite", kFloat}, {"total", kFloat}}
-	vText     = []vfield{{"type", kStr}, {"text", kStr}, {"textSignature", kOptStr}}
-	vThinking = []vfield{{"type", kStr}, {"thinking", kStr}, {"thinkingSignature", kOptStr}, {"redacted", kOptTrue}}
-	vImage    = []vfield{{"type", kStr}, {"data", kStr}, {"mimeType", kStr}}
-	vToolCall = []vfield{{"type", kStr}, {"id", kStr}, {"name", kStr}, {"arguments", kRaw},
-		{"thoughtSignature", kOptStr}, {"argumentsError", kOptStr}, {"namespace", kOptStr}}
+	vUser      = newVSchema(vfield{"role", kStr}, vfield{"content", kUserContent}, vfield{"timestamp", kInt})
+	vAssistant = newVSchema(vfield{"role", kStr}, vfield{"content", kBlocks}, vfield{"api", kStr}, vfield{"provider", kStr},
+		vfield{"model", kStr}, vfield{"usage", kUsage}, vfield{"stopReason", kStr}, vfield{"errorMessage", kOptStr},
+		vfield{"timestamp", kInt}, vfield{"responseId", kOptStr}, vfield{"rawStopReason", kOptStr}, vfield{"durationMs", kOptInt},
+		vfield{"thinkingLevel", kOptStr}, vfield{"providerThinkingLevel", kOptStr}, vfield{"endTurn", kOptBool})
+	vToolResult = newVSchema(vfield{"role", kStr}, vfield{"toolCallId", kStr}, vfield{"toolName", kStr}, vfield{"content", kBlocks},
+		vfield{"details", kOptRaw}, vfield{"usage", kOptUsage}, vfield{"isError", kBool}, vfield{"durationMs", kOptInt},
+		vfield{"nestedCalls", kOptRaw}, vfield{"timestamp", kInt})
+	vUsage = newVSchema(vfield{"input", kInt}, vfield{"output", kInt}, vfield{"cacheRead", kInt}, vfield{"cacheWrite", kInt},
+		vfield{"totalTokens", kInt}, vfield{"cost", kCost})
+	vCost = newVSchema(vfield{"input", kFloat}, vfield{"output", kFloat}, vfield{"cacheRead", kFloat}, vfield{"cacheWrite", kFloat},
+		vfield{"total", kFloat})
+	vText     = newVSchema(vfield{"type", kStr}, vfield{"text", kStr}, vfield{"textSignature", kOptStr})
+	vThinking = newVSchema(vfield{"type", kStr}, vfield{"thinking", kStr}, vfield{"thinkingSignature", kOptStr}, vfield{"redacted", kOptTrue})
+	vImage    = newVSchema(vfield{"type", kStr}, vfield{"data", kStr}, vfield{"mimeType", kStr})
+	vToolCall = newVSchema(vfield{"type", kStr}, vfield{"id", kStr}, vfield{"name", kStr}, vfield{"arguments", kRaw},
+		vfield{"thoughtSignature", kOptStr}, vfield{"argumentsError", kOptStr}, vfield{"namespace", kOptStr})
 )
 
 // vscan is a cursor over a message that checks it is verbatim.
@@ -115,7 +134,7 @@ func scanVerbatim(b []byte, i int) (end int, role uint8, ok bool) {
 	if !v.lit(`{"role":`) {
 		return 0, 0, false
 	}
-	var s []vfield
+	var s *vschema
 	switch {
 	case v.lit(`"user"`):
 		s, role = vUser, roleUser
@@ -141,9 +160,10 @@ func (v *vscan) lit(s string) bool {
 	return false
 }
 
-// members checks the rest of an object whose first at members (of s) have
-// been read, up to and including the closing brace.
-func (v *vscan) members(s []vfield, at int) bool {
+// members checks the rest of an object whose first at members (of sc)
+// have been read, up to and including the closing brace.
+func (v *vscan) members(sc *vschema, at int) bool {
+	s := sc.fields
 	extras := false // unknown members follow: nothing known may come now
 	first := at == 0
 	for {
@@ -165,6 +185,18 @@ func (v *vscan) members(s []vfield, at int) bool {
 			}
 		}
 		first = false
+		if !extras {
+			if j := v.expectedKey(sc.keys, at); j >= 0 {
+				if !allOptional(s[at:j]) {
+					return false
+				}
+				at = j + 1
+				if !v.value(s[j].kind) {
+					return false
+				}
+				continue
+			}
+		}
 		ks := v.i
 		ke, ok := canonString(v.b, ks)
 		if !ok || ke >= len(v.b) || v.b[ke] != ':' {
@@ -172,26 +204,8 @@ func (v *vscan) members(s []vfield, at int) bool {
 		}
 		key := v.b[ks+1 : ke-1]
 		v.i = ke + 1
-		j := -1
-		if !extras {
-			for k := at; k < len(s); k++ {
-				if string(key) == s[k].key {
-					j = k
-					break
-				}
-			}
-		}
-		if j >= 0 {
-			if !allOptional(s[at:j]) {
-				return false
-			}
-			at = j + 1
-			if !v.value(s[j].kind) {
-				return false
-			}
-			continue
-		}
-		// An unknown member: the fast decoder gives up on a key that
+		// Not one of the keys expected next: an unknown member, or a known
+		// key out of place. The fast decoder gives up on a key that
 		// matches a known one case-insensitively (encoding/json would
 		// take it), a repeated or misplaced known key is not where the
 		// encoder writes it, and the encoder writes unknown members last.
@@ -208,6 +222,36 @@ func (v *vscan) members(s []vfield, at int) bool {
 			return false
 		}
 	}
+}
+
+// expectedKey consumes `"key":` when key is one of the known keys from
+// position at on, and returns its position (-1 when the next key is none
+// of them; nothing is consumed then).
+func (v *vscan) expectedKey(ks *keySet, at int) int {
+	b := v.b[v.i:]
+	var w0, w1, w2 uint64
+	wide := len(b) >= 24
+	if wide {
+		w0 = binary.LittleEndian.Uint64(b)
+		w1 = binary.LittleEndian.Uint64(b[8:])
+		w2 = binary.LittleEndian.Uint64(b[16:])
+	}
+	for j := at; j < len(ks.pats); j++ {
+		if p := &ks.pats[j]; wide && p.n != 0 {
+			if w0&p.m[0] == p.w[0] && w1&p.m[1] == p.w[1] && w2&p.m[2] == p.w[2] {
+				v.i += p.n
+				return j
+			}
+			continue
+		}
+		// Near the end of the line, or a key too long for the words.
+		k := ks.names[j]
+		if len(b) >= len(k)+3 && b[0] == '"' && string(b[1:1+len(k)]) == k && b[1+len(k)] == '"' && b[2+len(k)] == ':' {
+			v.i += len(k) + 3
+			return j
+		}
+	}
+	return -1
 }
 
 func allOptional(s []vfield) bool {
@@ -266,7 +310,7 @@ func (v *vscan) blocks() bool {
 		if !v.lit(`{"type":`) {
 			return false
 		}
-		var s []vfield
+		var s *vschema
 		switch {
 		case v.lit(`"text"`):
 			s = vText

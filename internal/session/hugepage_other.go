@@ -1,0 +1,7 @@
+//go:build !linux
+
+package session
+
+func adviseHuge[T any]([]T) {}
+
+func hugeSlice[T any](n int) []T { return make([]T, n) }
