@@ -32,13 +32,27 @@ func textPrefix(blocks []ai.Content, sep string, limit int) string {
 	case 1:
 		return jsSlice(blocks[idx].Text, limit)
 	}
+	texts := make([]string, 0, n)
+	for i := range blocks {
+		if blocks[i].Type == ai.ContentText {
+			texts = append(texts, blocks[i].Text)
+		}
+	}
+	return textsPrefix(texts, sep, limit)
+}
+
+// textsPrefix is textPrefix of texts.
+func textsPrefix(texts []string, sep string, limit int) string {
+	switch len(texts) {
+	case 0:
+		return ""
+	case 1:
+		return jsSlice(texts[0], limit)
+	}
 	var b strings.Builder
 	units := 0
 	first := true
-	for i := range blocks {
-		if blocks[i].Type != ai.ContentText {
-			continue
-		}
+	for _, text := range texts {
 		if !first {
 			s := jsSlice(sep, limit-units)
 			b.WriteString(s)
@@ -48,7 +62,7 @@ func textPrefix(blocks []ai.Content, sep string, limit int) string {
 		if units >= limit {
 			break
 		}
-		s := jsSlice(blocks[i].Text, limit-units)
+		s := jsSlice(text, limit-units)
 		b.WriteString(s)
 		units += jsLen(s)
 		if units >= limit {
@@ -109,28 +123,27 @@ func rawContentPrefix(raw json.RawMessage, limit int) string {
 }
 
 // plainPreview is the plain view's preview of an entry: ok is false when
-// the entry has no preview (the key is left out).
-func plainPreview(e *session.Entry) (string, bool) {
+// the entry has no preview (the key is left out). p is scratch space for
+// reading a message's texts without decoding it.
+func plainPreview(e *session.Entry, p *session.TextPeek) (string, bool) {
 	switch e.Type {
 	case session.TypeMessage:
-		switch m := e.Message().(type) {
-		case *ai.UserMessage:
-			if m.Content.IsString {
-				return jsSlice(m.Content.Str, plainPreviewLen), true
+		if e.PeekText(p, plainPreviewLen) {
+			switch e.Role() {
+			case ai.RoleUser:
+				if p.IsString {
+					return jsSlice(p.Texts[0], plainPreviewLen), true
+				}
+				s := textsPrefix(p.Texts, " ", plainPreviewLen)
+				return s, s != ""
+			case ai.RoleAssistant:
+				s := textsPrefix(p.Texts, " ", plainPreviewLen)
+				return s, s != ""
+			case ai.RoleToolResult:
+				return toolResultPreview(p.ToolName), true
 			}
-			s := textPrefix(m.Content.Blocks, " ", plainPreviewLen)
-			return s, s != ""
-		case *ai.AssistantMessage:
-			s := textPrefix(m.Content, " ", plainPreviewLen)
-			return s, s != ""
-		case *ai.ToolResultMessage:
-			name := m.ToolName
-			if name == "" {
-				name = "undefined" // `${undefined}`
-			}
-			return "[toolResult:" + name + "]", true
 		}
-		return "", false
+		return messagePreview(e.Message())
 	case session.TypeCompaction:
 		return "[compaction]", true
 	case session.TypeBranchSummary:
@@ -153,4 +166,29 @@ func plainPreview(e *session.Entry) (string, bool) {
 		return "[session_info:" + e.Name + "]", true
 	}
 	return "", false
+}
+
+// messagePreview is the plain view's preview of a decoded message.
+func messagePreview(m ai.Message) (string, bool) {
+	switch m := m.(type) {
+	case *ai.UserMessage:
+		if m.Content.IsString {
+			return jsSlice(m.Content.Str, plainPreviewLen), true
+		}
+		s := textPrefix(m.Content.Blocks, " ", plainPreviewLen)
+		return s, s != ""
+	case *ai.AssistantMessage:
+		s := textPrefix(m.Content, " ", plainPreviewLen)
+		return s, s != ""
+	case *ai.ToolResultMessage:
+		return toolResultPreview(m.ToolName), true
+	}
+	return "", false
+}
+
+func toolResultPreview(name string) string {
+	if name == "" {
+		name = "undefined" // `${undefined}`
+	}
+	return "[toolResult:" + name + "]"
 }

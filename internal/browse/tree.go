@@ -111,14 +111,15 @@ func (t *TreeResult) IsFlat() bool { return t.flat }
 // SessionTree builds get_session_tree's answer for s.
 func SessionTree(s *session.Session, opts TreeOptions) TreeResult {
 	f := newForest(s)
-	session.DecodeMessages(f.entries) // previews: every message, at once
 	if opts.View == ViewBrowse {
 		home := opts.Home
 		if home == "" {
 			home = DefaultHome()
 		}
+		session.DecodeMessages(f.entries) // every message, at once
 		return browseTree(s, f, opts.Flat, home)
 	}
+	// The plain view reads its previews without decoding the messages.
 	return plainTree(s, f, opts.Flat)
 }
 
@@ -156,16 +157,30 @@ func plainTree(s *session.Session, f *forest, flat bool) TreeResult {
 	res := TreeResult{LeafID: leafPtr(s.LeafID()), flat: flat}
 	res.ents = make([]TreeEntry, total)
 	var lastTool, lastToolPreview string // "[toolResult:name]" of the last name seen
+	var peek session.TextPeek
+	// toolName reports a tool result's tool name.
+	toolName := func(e *session.Entry) (string, bool) {
+		if e.Type != session.TypeMessage || e.Role() != ai.RoleToolResult {
+			return "", false
+		}
+		if e.PeekText(&peek, 0) {
+			return peek.ToolName, true
+		}
+		if tr, ok := e.Message().(*ai.ToolResultMessage); ok {
+			return tr.ToolName, true
+		}
+		return "", false
+	}
 	fill := func(slot int, i int32) *TreeEntry {
 		te := &res.ents[slot]
 		e := f.entries[i]
 		te.ID, te.ParentID, te.Type, te.Timestamp, te.Label = e.ID, e.ParentID, e.Type, e.Timestamp, f.labels[i]
-		if tr, ok := e.Message().(*ai.ToolResultMessage); ok && e.Type == session.TypeMessage && tr.ToolName == lastTool && lastToolPreview != "" {
+		if name, ok := toolName(e); ok && name == lastTool && lastToolPreview != "" {
 			te.setPreview(lastToolPreview)
-		} else if p, ok := plainPreview(e); ok {
+		} else if p, ok := plainPreview(e, &peek); ok {
 			te.setPreview(p)
-			if tr, isTR := e.Message().(*ai.ToolResultMessage); isTR && e.Type == session.TypeMessage {
-				lastTool, lastToolPreview = tr.ToolName, p
+			if name, isTR := toolName(e); isTR {
+				lastTool, lastToolPreview = name, p
 			}
 		}
 		res.sizeEst += entrySize(te)

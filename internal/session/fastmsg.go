@@ -83,6 +83,18 @@ type arena struct {
 	chunkLen int
 }
 
+// presize starts the arena's chunks with room for the given numbers of
+// values, in memory advised to use huge pages when they are big (a batch
+// decode of many messages knows their roles in advance).
+func (a *arena) presize(users, assts, results, blocks, ints, boxes int) {
+	a.users = hugeSlice[ai.UserMessage](users)[:0]
+	a.assts = hugeSlice[ai.AssistantMessage](assts)[:0]
+	a.results = hugeSlice[ai.ToolResultMessage](results)[:0]
+	a.blocks = hugeSlice[ai.Content](blocks)[:0]
+	a.ints = hugeSlice[int64](ints)[:0]
+	a.boxes = hugeSlice[msgBox](boxes)[:0]
+}
+
 // box returns a new msgBox.
 func (a *arena) box() *msgBox {
 	if a == nil {
@@ -95,7 +107,7 @@ func (a *arena) box() *msgBox {
 // slab of n elements when this one is full (earlier pointers stay valid).
 func take[T any](slab *[]T, n int) *T {
 	if len(*slab) == cap(*slab) {
-		*slab = make([]T, 0, n)
+		*slab = make([]T, 0, max(n, 1))
 	}
 	*slab = (*slab)[:len(*slab)+1]
 	return &(*slab)[len(*slab)-1]

@@ -3,6 +3,7 @@ package session
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // DecodeMessages decodes the messages of entries that have not been
@@ -32,16 +33,13 @@ func decodeEntries(es []*Entry) {
 		return
 	}
 	// Parts taken from a shared counter, so that a core held up by other
-	// work does less of it.
-	const parts = 16
-	var next sync.Mutex
-	taken := 0
+	// work does less of it; few of them, so that each part's chunks are
+	// big enough for huge pages.
+	parts := 2 * procs
+	var next atomic.Int32
 	work := func() {
 		for {
-			next.Lock()
-			p := taken
-			taken++
-			next.Unlock()
+			p := int(next.Add(1)) - 1
 			if p >= parts {
 				return
 			}
@@ -65,6 +63,22 @@ func decodeRange(es []*Entry) {
 		return
 	}
 	ar := &arena{chunkLen: min(len(es), 256)}
+	if len(es) >= 1024 {
+		// The roles are known: the chunks are made to measure (content
+		// blocks and durations generously).
+		var users, assts, results int
+		for _, e := range es {
+			switch e.role {
+			case roleUser:
+				users++
+			case roleAssistant:
+				assts++
+			case roleToolResult:
+				results++
+			}
+		}
+		ar.presize(users, assts, results, users+2*assts+results, assts+results, len(es))
+	}
 	for _, e := range es {
 		if e.msgEnd > 0 && e.msg.Load() == nil {
 			e.decodeMessage(ar)

@@ -514,10 +514,14 @@ func unquote(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
-	inner := raw[1 : len(raw)-1]
+	return unquoteInner(raw[1 : len(raw)-1])
+}
+
+// unquoteInner is unquote of the inside of a JSON string token.
+func unquoteInner(inner []byte) (string, bool) {
 	bs := bytes.IndexByte(inner, '\\')
 	if !utf8.Valid(inner) {
-		return unquoteSlow(raw)
+		return unquoteSlowInner(inner)
 	}
 	if bs < 0 {
 		return alias(inner), true
@@ -537,7 +541,7 @@ func unquote(raw []byte) (string, bool) {
 			continue
 		}
 		if i+1 >= len(inner) {
-			return unquoteSlow(raw)
+			return unquoteSlowInner(inner)
 		}
 		switch inner[i+1] {
 		case '"', '\\', '/':
@@ -554,17 +558,17 @@ func unquote(raw []byte) (string, bool) {
 			out = append(out, '\t')
 		case 'u':
 			if i+6 > len(inner) {
-				return unquoteSlow(raw)
+				return unquoteSlowInner(inner)
 			}
 			v, err := strconv.ParseUint(string(inner[i+2:i+6]), 16, 32)
 			if err != nil || (v >= 0xd800 && v < 0xe000) {
-				return unquoteSlow(raw)
+				return unquoteSlowInner(inner)
 			}
 			out = utf8.AppendRune(out, rune(v))
 			i += 6
 			continue
 		default:
-			return unquoteSlow(raw)
+			return unquoteSlowInner(inner)
 		}
 		i += 2
 	}
@@ -580,6 +584,12 @@ func alias(b []byte) string {
 		return ""
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+func unquoteSlowInner(inner []byte) (string, bool) {
+	raw := make([]byte, 0, len(inner)+2)
+	raw = append(append(append(raw, '"'), inner...), '"')
+	return unquoteSlow(raw)
 }
 
 func unquoteSlow(raw []byte) (string, bool) {
