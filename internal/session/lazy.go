@@ -32,6 +32,9 @@ func decodeEntries(es []*Entry) {
 		decodeRange(es)
 		return
 	}
+	// Everything decoded stays live: a collection meanwhile would find
+	// nothing to free (see gchold.go).
+	defer holdGC()()
 	// Parts taken from a shared counter, so that a core held up by other
 	// work does less of it; few of them, so that each part's chunks are
 	// big enough for huge pages.
