@@ -105,3 +105,91 @@ func TestPeekedPreviewsMatchDecoded(t *testing.T) {
 		}
 	}
 }
+
+// Both views of a session whose messages are read from its lines give the
+// answer they give when every message is decoded (the same session with
+// its messages written so that they are not taken verbatim).
+func TestPeekedTreesMatchDecoded(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	var lines []string
+	lines = append(lines, `{"type":"session","version":3,"id":"019cf3a0-0000-7000-8000-0000000000cc","timestamp":"2026-03-15T22:40:00.000Z","cwd":"/home/u/proj"}`)
+	var ids []string
+	calls := 0
+	for i := 0; i < 2000; i++ {
+		var m ai.Message
+		switch r.IntN(4) {
+		case 0:
+			m = &ai.UserMessage{Role: ai.RoleUser, Content: ai.StringContent(peekText(r)), Timestamp: 1}
+		case 1:
+			m = &ai.UserMessage{Role: ai.RoleUser, Content: ai.BlockContent(ai.Text(peekText(r)), ai.Text(peekText(r))), Timestamp: 1}
+		case 2:
+			a := &ai.AssistantMessage{Role: ai.RoleAssistant, StopReason: []string{"stop", "toolUse", "aborted", "error"}[r.IntN(4)], Timestamp: 1}
+			if a.StopReason == "error" {
+				a.ErrorMessage = "HTTP 500\n" + peekText(r)
+			}
+			for n := r.IntN(3); n > 0; n-- {
+				switch r.IntN(3) {
+				case 0:
+					a.Content = append(a.Content, ai.Text(peekText(r)))
+				case 1:
+					a.Content = append(a.Content, ai.Content{Type: ai.ContentThinking, Thinking: peekText(r)})
+				default:
+					calls++
+					a.Content = append(a.Content, ai.Content{Type: ai.ContentToolCall, ID: fmt.Sprintf("call_%d", calls%50), Name: []string{"bash", "read", "edit"}[r.IntN(3)],
+						Arguments: jsonx.MustMarshal(map[string]string{"command": peekPieces[r.IntN(len(peekPieces))] + "ls", "path": "/home/u/proj/a.go"})})
+				}
+			}
+			m = a
+		default:
+			m = &ai.ToolResultMessage{Role: ai.RoleToolResult, ToolCallID: fmt.Sprintf("call_%d", r.IntN(60)), ToolName: "bash", Content: []ai.Content{ai.Text(peekText(r))}, Timestamp: 1}
+		}
+		raw, err := ai.AppendMessage(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("%08x", i)
+		parent := "null"
+		if len(ids) > 0 {
+			parent = `"` + ids[max(0, len(ids)-1-r.IntN(3))] + `"` // side branches
+		}
+		ids = append(ids, id)
+		lines = append(lines, fmt.Sprintf(`{"type":"message","id":"%s","parentId":%s,"timestamp":"2026-03-15T22:40:%02d.000Z","message":%s}`, id, parent, i%60, raw))
+	}
+	dir := t.TempDir()
+	verbatim := filepath.Join(dir, "verbatim.jsonl")
+	decoded := filepath.Join(dir, "decoded.jsonl")
+	text := strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(verbatim, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A space after the role: the same messages, not taken verbatim.
+	if err := os.WriteFile(decoded, []byte(strings.ReplaceAll(text, `"message":{"role":`, `"message":{"role": `)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := session.Open(verbatim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := session.Open(decoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peek session.TextPeek
+	if e := a.Entries()[5]; !e.PeekText(&peek, 1) {
+		t.Fatal("the verbatim session is not read verbatim")
+	}
+	if e := b.Entries()[5]; e.PeekText(&peek, 1) {
+		t.Fatal("the other session is read verbatim")
+	}
+	for _, o := range []TreeOptions{{}, {Flat: true}, {View: ViewBrowse, Home: "/home/u"}, {View: ViewBrowse, Flat: true, Home: "/home/u"}} {
+		ta, tb := SessionTree(a, o), SessionTree(b, o)
+		ja, jb := ta.AppendJSON(nil), tb.AppendJSON(nil)
+		if string(ja) != string(jb) {
+			i := 0
+			for i < len(ja) && i < len(jb) && ja[i] == jb[i] {
+				i++
+			}
+			t.Fatalf("%+v: trees differ at %d:\n peeked  %.200s\n decoded %.200s", o, i, ja[max(0, i-60):], jb[max(0, i-60):])
+		}
+	}
+}

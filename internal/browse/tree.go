@@ -116,10 +116,8 @@ func SessionTree(s *session.Session, opts TreeOptions) TreeResult {
 		if home == "" {
 			home = DefaultHome()
 		}
-		session.DecodeMessages(f.entries) // every message, at once
 		return browseTree(s, f, opts.Flat, home)
 	}
-	// The plain view reads its previews without decoding the messages.
 	return plainTree(s, f, opts.Flat)
 }
 
@@ -268,16 +266,16 @@ func browseTree(s *session.Session, f *forest, flat bool, home string) TreeResul
 	// the ancestors' calls with that id (the nearest wins, and within one
 	// message the last block wins, as successive Map.set calls do).
 	type link struct {
-		call *ai.Content
+		call toolCall
 		id   string
 		prev int32 // -1: none
 	}
 	var links []link
 	branch := map[string]int32{}
-	var global map[string]*ai.Content // built on first need
-	lookup := func(id string) *ai.Content {
+	var global map[string]*toolCall // built on first need
+	lookup := func(id string) *toolCall {
 		if l, ok := branch[id]; ok {
-			return links[l].call
+			return &links[l].call
 		}
 		if global == nil {
 			global = globalToolCalls(f)
@@ -292,6 +290,8 @@ func browseTree(s *session.Session, f *forest, flat bool, home string) TreeResul
 	if !flat {
 		parents = make([]int32, 0, total)
 	}
+	// Messages read from a file are seen without being decoded.
+	var peek session.TextPeek
 
 	type item struct {
 		src      int32   // entry index; -1 for an exit marker
@@ -333,7 +333,8 @@ func browseTree(s *session.Session, f *forest, flat bool, home string) TreeResul
 		te := &res.ents[slot]
 		te.BrowseFields = &extras[slot]
 		te.ID, te.ParentID, te.Type, te.Timestamp, te.Label = e.ID, it.parentID, e.Type, e.Timestamp, f.labels[it.src]
-		projectEntry(te, e, home, lookup)
+		peeked := e.Type == session.TypeMessage && e.PeekText(&peek, browsePreviewLen)
+		projectEntry(te, e, home, lookup, &peek, peeked)
 		res.sizeEst += entrySize(te) + browseSize(te.BrowseFields)
 		if flat {
 			res.Flat = append(res.Flat, FlatNode{Entry: te})
@@ -342,20 +343,16 @@ func browseTree(s *session.Session, f *forest, flat bool, home string) TreeResul
 		}
 
 		// This node's own tool calls apply to its descendants only.
-		if am, ok := e.Message().(*ai.AssistantMessage); ok && e.Type == session.TypeMessage && len(c) > 0 {
+		if len(c) > 0 && e.Role() == ai.RoleAssistant {
 			first := int32(len(links))
-			for i := range am.Content {
-				b := &am.Content[i]
-				if b.Type != ai.ContentToolCall {
-					continue
-				}
-				prev, ok := branch[b.ID]
+			toolCalls(e, &peek, peeked, func(id string, call toolCall) {
+				prev, ok := branch[id]
 				if !ok {
 					prev = -1
 				}
-				links = append(links, link{b, b.ID, prev})
-				branch[b.ID] = int32(len(links) - 1)
-			}
+				links = append(links, link{call, id, prev})
+				branch[id] = int32(len(links) - 1)
+			})
 			if int(first) < len(links) {
 				stack = append(stack, item{src: -1, parent: first})
 			}
@@ -417,10 +414,35 @@ func browseSize(b *BrowseFields) int {
 	return n
 }
 
+// toolCall is what the browse view uses of a toolCall block.
+type toolCall struct {
+	name string
+	args json.RawMessage
+}
+
+// toolCalls calls fn with each toolCall block of an assistant message
+// entry, peeked (in p) or decoded.
+func toolCalls(e *session.Entry, p *session.TextPeek, peeked bool, fn func(id string, c toolCall)) {
+	if peeked {
+		for _, c := range p.Calls {
+			fn(c.ID, toolCall{c.Name, c.Arguments})
+		}
+		return
+	}
+	if am, ok := e.Message().(*ai.AssistantMessage); ok {
+		for i := range am.Content {
+			if b := &am.Content[i]; b.Type == ai.ContentToolCall {
+				fn(b.ID, toolCall{b.Name, b.Arguments})
+			}
+		}
+	}
+}
+
 // globalToolCalls maps every tool call id to its call over the whole tree,
 // later calls in depth-first order winning.
-func globalToolCalls(f *forest) map[string]*ai.Content {
-	m := map[string]*ai.Content{}
+func globalToolCalls(f *forest) map[string]*toolCall {
+	m := map[string]*toolCall{}
+	var peek session.TextPeek
 	stack := make([]int32, 0, 64)
 	for i := len(f.roots) - 1; i >= 0; i-- {
 		stack = append(stack, f.roots[i])
@@ -429,12 +451,8 @@ func globalToolCalls(f *forest) map[string]*ai.Content {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		e := f.entries[n]
-		if am, ok := e.Message().(*ai.AssistantMessage); ok && e.Type == session.TypeMessage {
-			for i := range am.Content {
-				if b := &am.Content[i]; b.Type == ai.ContentToolCall {
-					m[b.ID] = b
-				}
-			}
+		if e.Role() == ai.RoleAssistant {
+			toolCalls(e, &peek, e.PeekText(&peek, 0), func(id string, c toolCall) { m[id] = &c })
 		}
 		c := f.children(n)
 		for i := len(c) - 1; i >= 0; i-- {
@@ -465,10 +483,14 @@ func resolveLeaf(s *session.Session) *string {
 }
 
 // projectEntry sets the PR #1762 fields of a shown entry.
-func projectEntry(te *TreeEntry, e *session.Entry, home string, lookup func(string) *ai.Content) {
+func projectEntry(te *TreeEntry, e *session.Entry, home string, lookup func(string) *toolCall, p *session.TextPeek, peeked bool) {
 	b := te.BrowseFields
 	switch e.Type {
 	case session.TypeMessage:
+		if peeked {
+			projectPeek(te, e.Role(), p, home, lookup)
+			return
+		}
 		projectMessage(te, e.Message(), home, lookup)
 	case session.TypeCompaction:
 		b.tokensStore = e.TokensBefore
@@ -489,53 +511,77 @@ func projectEntry(te *TreeEntry, e *session.Entry, home string, lookup func(stri
 	}
 }
 
-func projectMessage(te *TreeEntry, m ai.Message, home string, lookup func(string) *ai.Content) {
+// projectPeek is projectMessage of a message read with PeekText.
+func projectPeek(te *TreeEntry, role string, p *session.TextPeek, home string, lookup func(string) *toolCall) {
+	switch role {
+	case ai.RoleToolResult:
+		projectToolResult(te, p.ToolCallID, p.ToolName, home, lookup)
+	case ai.RoleAssistant:
+		projectAssistant(te, textsPrefix(p.Texts, " ", browsePreviewLen), p.StopReason, p.ErrorMessage)
+	case ai.RoleUser:
+		te.Role = ai.RoleUser
+		text := textsPrefix(p.Texts, " ", browsePreviewLen)
+		if p.IsString {
+			text = jsSlice(p.Texts[0], browsePreviewLen)
+		}
+		te.setPreview(normalizePreview(text))
+	}
+}
+
+func projectToolResult(te *TreeEntry, callID, toolName, home string, lookup func(string) *toolCall) {
+	te.Type = "tool_result"
+	var call *toolCall
+	if callID != "" {
+		call = lookup(callID)
+	}
+	var preview string
+	if call != nil {
+		args := parseArgs(call.args)
+		f := formatToolCall(call.name, args, home)
+		te.ToolName = call.name
+		te.ToolArgs = args.raw
+		te.formattedStore = f
+		te.FormattedToolCall = &te.formattedStore
+		preview = f
+	} else {
+		te.ToolName = toolName
+		name := toolName
+		if name == "" {
+			name = "tool"
+		}
+		preview = "[" + name + "]"
+	}
+	te.setPreview(normalizePreview(preview))
+}
+
+func projectAssistant(te *TreeEntry, text, stopReason, errorMessage string) {
+	te.Role = ai.RoleAssistant
+	var p string
+	switch {
+	case text != "":
+		p = normalizePreview(text)
+	case stopReason == ai.StopAborted:
+		p = "(aborted)"
+	case errorMessage != "":
+		p = normalizePreview(errorMessage)
+	default:
+		p = "(no content)"
+	}
+	te.setPreview(p)
+	te.StopReason, te.ErrorMessage = stopReason, errorMessage
+}
+
+func projectMessage(te *TreeEntry, m ai.Message, home string, lookup func(string) *toolCall) {
 	switch m := m.(type) {
 	case *ai.ToolResultMessage:
-		te.Type = "tool_result"
-		var call *ai.Content
-		if m.ToolCallID != "" {
-			call = lookup(m.ToolCallID)
-		}
-		var preview string
-		if call != nil {
-			args := parseArgs(call.Arguments)
-			f := formatToolCall(call.Name, args, home)
-			te.ToolName = call.Name
-			te.ToolArgs = args.raw
-			te.formattedStore = f
-			te.FormattedToolCall = &te.formattedStore
-			preview = f
-		} else {
-			te.ToolName = m.ToolName
-			name := m.ToolName
-			if name == "" {
-				name = "tool"
-			}
-			preview = "[" + name + "]"
-		}
-		te.setPreview(normalizePreview(preview))
+		projectToolResult(te, m.ToolCallID, m.ToolName, home, lookup)
 		return
 	case *ai.BashExecutionMessage:
 		te.Role = ai.RoleBashExecution
 		te.setPreview(formatBash(m.Command))
 		return
 	case *ai.AssistantMessage:
-		te.Role = ai.RoleAssistant
-		text := textPrefix(m.Content, " ", browsePreviewLen)
-		var p string
-		switch {
-		case text != "":
-			p = normalizePreview(text)
-		case m.StopReason == ai.StopAborted:
-			p = "(aborted)"
-		case m.ErrorMessage != "":
-			p = normalizePreview(m.ErrorMessage)
-		default:
-			p = "(no content)"
-		}
-		te.setPreview(p)
-		te.StopReason, te.ErrorMessage = m.StopReason, m.ErrorMessage
+		projectAssistant(te, textPrefix(m.Content, " ", browsePreviewLen), m.StopReason, m.ErrorMessage)
 		return
 	case *ai.UserMessage:
 		te.Role = ai.RoleUser
