@@ -352,6 +352,38 @@ func BenchmarkChunkDecode(b *testing.B) {
 	})
 }
 
+// BenchmarkRPCSession: the session commands a client sends after opening
+// a big session, one line each through the stdio adapter (parse,
+// dispatch, handler, the writer, an output that only counts): the
+// switch_session to a 20000-entry file (opening it), then get_messages and
+// get_entries of it (the answers streamed from the entries' lines).
+func BenchmarkRPCSession(b *testing.B) {
+	p, size := genFile(b, sessgen.Options{Entries: 20000, Seed: 6, Cwd: b.TempDir()})
+	s := newCore(b)
+	if err := s.SwitchSession(p); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, line string }{
+		{"switch_session_20000", fmt.Sprintf(`{"id":"s","type":"switch_session","sessionPath":%q}`, p)},
+		{"get_messages_20000", `{"id":"m","type":"get_messages"}`},
+		{"get_entries_20000", `{"id":"e","type":"get_entries"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			input := []byte(c.line + "\n")
+			n := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				n = serveLines(b, s, input)
+			}
+			if c.name == "switch_session_20000" {
+				b.SetBytes(size)
+			} else {
+				b.SetBytes(int64(n))
+			}
+		})
+	}
+}
+
 // BenchmarkEncodeMessages: the get_messages answer of a 20000-entry
 // session (rpc.Marshal of the context's messages, as the handler does).
 func BenchmarkEncodeMessages(b *testing.B) {
