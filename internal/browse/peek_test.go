@@ -91,7 +91,7 @@ func TestPeekedPreviewsMatchDecoded(t *testing.T) {
 			if e.Type != session.TypeMessage {
 				continue
 			}
-			if e.PeekText(&peek, plainPreviewLen) {
+			if e.PeekText(&peek, plainPreviewLen, false) {
 				peeked++
 			}
 			got, gok := plainPreview(e, &peek)
@@ -126,6 +126,10 @@ func TestPeekedTreesMatchDecoded(t *testing.T) {
 			a := &ai.AssistantMessage{Role: ai.RoleAssistant, StopReason: []string{"stop", "toolUse", "aborted", "error"}[r.IntN(4)], Timestamp: 1}
 			if a.StopReason == "error" {
 				a.ErrorMessage = "HTTP 500\n" + peekText(r)
+				if r.IntN(20) == 0 {
+					// A tail too long for its place to be noted.
+					a.ErrorMessage += strings.Repeat("x", 70000)
+				}
 			}
 			for n := r.IntN(3); n > 0; n-- {
 				switch r.IntN(3) {
@@ -175,10 +179,10 @@ func TestPeekedTreesMatchDecoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var peek session.TextPeek
-	if e := a.Entries()[5]; !e.PeekText(&peek, 1) {
+	if e := a.Entries()[5]; !e.PeekText(&peek, 1, true) {
 		t.Fatal("the verbatim session is not read verbatim")
 	}
-	if e := b.Entries()[5]; e.PeekText(&peek, 1) {
+	if e := b.Entries()[5]; e.PeekText(&peek, 1, true) {
 		t.Fatal("the other session is read verbatim")
 	}
 	for _, o := range []TreeOptions{{}, {Flat: true}, {View: ViewBrowse, Home: "/home/u"}, {View: ViewBrowse, Flat: true, Home: "/home/u"}} {

@@ -128,7 +128,7 @@ func rawContentPrefix(raw json.RawMessage, limit int) string {
 func plainPreview(e *session.Entry, p *session.TextPeek) (string, bool) {
 	switch e.Type {
 	case session.TypeMessage:
-		if e.PeekText(p, plainPreviewLen) {
+		if e.PeekText(p, plainPreviewLen, false) {
 			switch e.Role() {
 			case ai.RoleUser:
 				if p.IsString {

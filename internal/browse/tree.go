@@ -161,7 +161,7 @@ func plainTree(s *session.Session, f *forest, flat bool) TreeResult {
 		if e.Type != session.TypeMessage || e.Role() != ai.RoleToolResult {
 			return "", false
 		}
-		if e.PeekText(&peek, 0) {
+		if e.PeekText(&peek, 0, false) {
 			return peek.ToolName, true
 		}
 		if tr, ok := e.Message().(*ai.ToolResultMessage); ok {
@@ -272,15 +272,16 @@ func browseTree(s *session.Session, f *forest, flat bool, home string) TreeResul
 	}
 	var links []link
 	branch := map[string]int32{}
-	var global map[string]*toolCall // built on first need
-	lookup := func(id string) *toolCall {
+	var global map[string]toolCall // built on first need
+	lookup := func(id string) (toolCall, bool) {
 		if l, ok := branch[id]; ok {
-			return &links[l].call
+			return links[l].call, true
 		}
 		if global == nil {
 			global = globalToolCalls(f)
 		}
-		return global[id]
+		c, ok := global[id]
+		return c, ok
 	}
 
 	// parents[k] is the projected parent slot of the k-th shown entry (-1
@@ -333,7 +334,7 @@ func browseTree(s *session.Session, f *forest, flat bool, home string) TreeResul
 		te := &res.ents[slot]
 		te.BrowseFields = &extras[slot]
 		te.ID, te.ParentID, te.Type, te.Timestamp, te.Label = e.ID, it.parentID, e.Type, e.Timestamp, f.labels[it.src]
-		peeked := e.Type == session.TypeMessage && e.PeekText(&peek, browsePreviewLen)
+		peeked := e.Type == session.TypeMessage && e.PeekText(&peek, browsePreviewLen, true)
 		projectEntry(te, e, home, lookup, &peek, peeked)
 		res.sizeEst += entrySize(te) + browseSize(te.BrowseFields)
 		if flat {
@@ -440,8 +441,8 @@ func toolCalls(e *session.Entry, p *session.TextPeek, peeked bool, fn func(id st
 
 // globalToolCalls maps every tool call id to its call over the whole tree,
 // later calls in depth-first order winning.
-func globalToolCalls(f *forest) map[string]*toolCall {
-	m := map[string]*toolCall{}
+func globalToolCalls(f *forest) map[string]toolCall {
+	m := map[string]toolCall{}
 	var peek session.TextPeek
 	stack := make([]int32, 0, 64)
 	for i := len(f.roots) - 1; i >= 0; i-- {
@@ -452,7 +453,7 @@ func globalToolCalls(f *forest) map[string]*toolCall {
 		stack = stack[:len(stack)-1]
 		e := f.entries[n]
 		if e.Role() == ai.RoleAssistant {
-			toolCalls(e, &peek, e.PeekText(&peek, 0), func(id string, c toolCall) { m[id] = &c })
+			toolCalls(e, &peek, e.PeekText(&peek, 0, false), func(id string, c toolCall) { m[id] = c })
 		}
 		c := f.children(n)
 		for i := len(c) - 1; i >= 0; i-- {
@@ -483,7 +484,7 @@ func resolveLeaf(s *session.Session) *string {
 }
 
 // projectEntry sets the PR #1762 fields of a shown entry.
-func projectEntry(te *TreeEntry, e *session.Entry, home string, lookup func(string) *toolCall, p *session.TextPeek, peeked bool) {
+func projectEntry(te *TreeEntry, e *session.Entry, home string, lookup func(string) (toolCall, bool), p *session.TextPeek, peeked bool) {
 	b := te.BrowseFields
 	switch e.Type {
 	case session.TypeMessage:
@@ -512,7 +513,7 @@ func projectEntry(te *TreeEntry, e *session.Entry, home string, lookup func(stri
 }
 
 // projectPeek is projectMessage of a message read with PeekText.
-func projectPeek(te *TreeEntry, role string, p *session.TextPeek, home string, lookup func(string) *toolCall) {
+func projectPeek(te *TreeEntry, role string, p *session.TextPeek, home string, lookup func(string) (toolCall, bool)) {
 	switch role {
 	case ai.RoleToolResult:
 		projectToolResult(te, p.ToolCallID, p.ToolName, home, lookup)
@@ -528,14 +529,15 @@ func projectPeek(te *TreeEntry, role string, p *session.TextPeek, home string, l
 	}
 }
 
-func projectToolResult(te *TreeEntry, callID, toolName, home string, lookup func(string) *toolCall) {
+func projectToolResult(te *TreeEntry, callID, toolName, home string, lookup func(string) (toolCall, bool)) {
 	te.Type = "tool_result"
-	var call *toolCall
+	var call toolCall
+	found := false
 	if callID != "" {
-		call = lookup(callID)
+		call, found = lookup(callID)
 	}
 	var preview string
-	if call != nil {
+	if found {
 		args := parseArgs(call.args)
 		f := formatToolCall(call.name, args, home)
 		te.ToolName = call.name
@@ -571,7 +573,7 @@ func projectAssistant(te *TreeEntry, text, stopReason, errorMessage string) {
 	te.StopReason, te.ErrorMessage = stopReason, errorMessage
 }
 
-func projectMessage(te *TreeEntry, m ai.Message, home string, lookup func(string) *toolCall) {
+func projectMessage(te *TreeEntry, m ai.Message, home string, lookup func(string) (toolCall, bool)) {
 	switch m := m.(type) {
 	case *ai.ToolResultMessage:
 		projectToolResult(te, m.ToolCallID, m.ToolName, home, lookup)

@@ -64,6 +64,9 @@ type Entry struct {
 	msgEnd int32
 	role   uint8 // role code (verbatim.go), known without decoding
 	flags  uint8
+	// stopBack: an assistant's verbatim stopReason value starts at
+	// msgEnd-stopBack (0: not noted), for PeekText.
+	stopBack uint16
 }
 
 // Entry flags.
@@ -588,7 +591,7 @@ func reparse(old *Entry, line []byte) *Entry {
 		for _, m := range ms {
 			if m.key == "message" && string(m.val) == string(v) && len(line) <= maxVerbatimLine {
 				at := cap(line) - cap(m.val) // m.val is line[at:...]
-				e.msgAt, e.msgEnd, e.role = int32(at), int32(at+len(v)), old.role
+				e.msgAt, e.msgEnd, e.role, e.stopBack = int32(at), int32(at+len(v)), old.role, old.stopBack
 			}
 		}
 		if e.msgEnd > 0 {

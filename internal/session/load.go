@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -185,6 +186,9 @@ func (p *parser) parse(r *chunkResult, chunk []byte, tornPossible bool) {
 		if e.Type == TypeMessage {
 			if lm.end > 0 {
 				e.msgAt, e.msgEnd, e.role = int32(lm.at), int32(lm.end), lm.role
+				if back := lm.end - lm.stop; lm.stop > 0 && back <= math.MaxUint16 {
+					e.stopBack = uint16(back)
+				}
 			} else if lm.msg != nil {
 				e.setMessage(lm.msg, p.ar.box())
 			}

@@ -27,15 +27,15 @@ type PeekCall struct {
 }
 
 // PeekText reads what a tree shows of a user, assistant or toolResult
-// message (the texts of its content, an assistant's tool calls, stop
-// reason and error, a tool result's call id and tool name) straight from
-// the entry's line: a look at many messages (a node for every entry of a
-// tree) costs neither decoding nor memory. Each text is cut to a prefix
-// that holds at least units UTF-16 code units, or is the whole text. ok is
-// false when the message has to be decoded for that (it was not read
-// verbatim, or has another role). p is reused; the strings it is given
-// stay valid.
-func (e *Entry) PeekText(p *TextPeek, units int) (ok bool) {
+// message (the texts of its content, an assistant's tool calls and, with
+// tail, its stop reason and error, a tool result's call id and tool name)
+// straight from the entry's line: a look at many messages (a node for
+// every entry of a tree) costs neither decoding nor memory. Each text is
+// cut to a prefix that holds at least units UTF-16 code units, or is the
+// whole text. ok is false when the message has to be decoded for that (it
+// was not read verbatim, or has another role). p is reused; the strings it
+// is given stay valid.
+func (e *Entry) PeekText(p *TextPeek, units int, tail bool) (ok bool) {
 	b := e.verbatim()
 	if b == nil {
 		return false
@@ -55,10 +55,17 @@ func (e *Entry) PeekText(p *TextPeek, units int) (ok bool) {
 	case roleAssistant:
 		// content, api, provider, model, usage, stopReason, errorMessage?
 		i := p.blocks(b, len(`{"role":"assistant","content":`), limit)
-		for k := 0; k < 4; k++ {
-			i = skipMember(b, i)
+		if !tail {
+			return true
 		}
-		i += len(`,"stopReason":`)
+		if e.stopBack > 0 {
+			i = len(b) - int(e.stopBack)
+		} else {
+			for k := 0; k < 4; k++ {
+				i = skipMember(b, i)
+			}
+			i += len(`,"stopReason":`)
+		}
 		p.StopReason = stringPrefix(b, i, len(b))
 		i = skipStringTrusted(b, i)
 		const em = `,"errorMessage":`

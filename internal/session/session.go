@@ -853,6 +853,7 @@ var envelopeKeys = newKeySet([]string{"type", "id", "parentId", "timestamp", "me
 type lineMsg struct {
 	msg     ai.Message // the message, decoded at once, or
 	at, end int        // (end > 0) where the line holds it verbatim
+	stop    int        // where an assistant's stopReason value starts
 	role    uint8      // its role code
 	compact bool       // see flagCompact
 }
@@ -881,9 +882,9 @@ func scanEntryLine(dst []member, line []byte, ar *arena) ([]member, lineMsg, boo
 			nMsg++
 		}
 		if k == "message" && isMessage {
-			if end, role, ok := scanVerbatim(line, vs); ok && len(line) <= maxVerbatimLine {
+			if end, role, stop, ok := scanVerbatim(line, vs); ok && len(line) <= maxVerbatimLine {
 				c.i = end
-				lm, handled = lineMsg{at: vs, end: end, role: role}, true
+				lm, handled = lineMsg{at: vs, end: end, role: role, stop: stop}, true
 				dst = append(dst, member{key: k, val: line[vs:end:end]})
 				continue
 			}

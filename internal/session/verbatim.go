@@ -65,6 +65,7 @@ const (
 	kUsage                    // a usage object, always written
 	kOptUsage                 // a *Usage, written when set
 	kCost                     // a cost object, always written
+	kStopReason               // kStr, whose place is noted (vscan.stop)
 )
 
 func (k vkind) required() bool {
@@ -102,7 +103,7 @@ func newVSchema(fields ...vfield) *vschema {
 var (
 	vUser      = newVSchema(vfield{"role", kStr}, vfield{"content", kUserContent}, vfield{"timestamp", kInt})
 	vAssistant = newVSchema(vfield{"role", kStr}, vfield{"content", kBlocks}, vfield{"api", kStr}, vfield{"provider", kStr},
-		vfield{"model", kStr}, vfield{"usage", kUsage}, vfield{"stopReason", kStr}, vfield{"errorMessage", kOptStr},
+		vfield{"model", kStr}, vfield{"usage", kUsage}, vfield{"stopReason", kStopReason}, vfield{"errorMessage", kOptStr},
 		vfield{"timestamp", kInt}, vfield{"responseId", kOptStr}, vfield{"rawStopReason", kOptStr}, vfield{"durationMs", kOptInt},
 		vfield{"thinkingLevel", kOptStr}, vfield{"providerThinkingLevel", kOptStr}, vfield{"endTurn", kOptBool})
 	vToolResult = newVSchema(vfield{"role", kStr}, vfield{"toolCallId", kStr}, vfield{"toolName", kStr}, vfield{"content", kBlocks},
@@ -121,18 +122,20 @@ var (
 
 // vscan is a cursor over a message that checks it is verbatim.
 type vscan struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	stop int // where an assistant's stopReason value starts
 }
 
 // scanVerbatim reports whether the JSON value at b[i:] is a message that
 // ai.AppendMessage writes back byte for byte once decodeMessage has decoded
-// it, and if so where it ends and its role. ok is false for anything else,
-// valid JSON or not (the caller validates it the general way then).
-func scanVerbatim(b []byte, i int) (end int, role uint8, ok bool) {
+// it, and if so where it ends, its role and, for an assistant message,
+// where its stopReason value starts. ok is false for anything else, valid
+// JSON or not (the caller validates it the general way then).
+func scanVerbatim(b []byte, i int) (end int, role uint8, stop int, ok bool) {
 	v := vscan{b: b, i: i}
 	if !v.lit(`{"role":`) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	var s *vschema
 	switch {
@@ -143,12 +146,12 @@ func scanVerbatim(b []byte, i int) (end int, role uint8, ok bool) {
 	case v.lit(`"toolResult"`):
 		s, role = vToolResult, roleToolResult
 	default:
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	if !v.members(s, 1) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return v.i, role, true
+	return v.i, role, v.stop, true
 }
 
 // lit consumes the bytes of s if they come next.
@@ -266,6 +269,9 @@ func allOptional(s []vfield) bool {
 // value checks one member value of the given kind.
 func (v *vscan) value(k vkind) bool {
 	switch k {
+	case kStopReason:
+		v.stop = v.i
+		return v.value(kStr)
 	case kStr, kOptStr:
 		e, ok := canonString(v.b, v.i)
 		if !ok || k == kOptStr && e-v.i == 2 {

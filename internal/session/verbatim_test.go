@@ -23,7 +23,7 @@ import (
 // as raw, byte for byte. It reports whether raw was accepted.
 func checkVerbatim(t testing.TB, raw []byte) bool {
 	t.Helper()
-	end, role, ok := scanVerbatim(raw, 0)
+	end, role, stop, ok := scanVerbatim(raw, 0)
 	if !ok || end != len(raw) {
 		return false
 	}
@@ -41,6 +41,11 @@ func checkVerbatim(t testing.TB, raw []byte) bool {
 	}
 	if roleOf(m) != role {
 		t.Fatalf("role code %d for %q, the message says %d", role, raw, roleOf(m))
+	}
+	if a, ok := m.(*ai.AssistantMessage); ok {
+		if got, _ := str(raw[stop:skipString(raw, stop)]); got != a.StopReason {
+			t.Fatalf("stopReason at %d of %q", stop, raw)
+		}
 	}
 	out, err := ai.AppendMessage(nil, m)
 	if err != nil || !bytes.Equal(out, raw) {
