@@ -87,12 +87,12 @@ type arena struct {
 // values, in memory advised to use huge pages when they are big (a batch
 // decode of many messages knows their roles in advance).
 func (a *arena) presize(users, assts, results, blocks, ints, boxes int) {
-	a.users = hugeSlice[ai.UserMessage](users)[:0]
-	a.assts = hugeSlice[ai.AssistantMessage](assts)[:0]
-	a.results = hugeSlice[ai.ToolResultMessage](results)[:0]
-	a.blocks = hugeSlice[ai.Content](blocks)[:0]
-	a.ints = hugeSlice[int64](ints)[:0]
-	a.boxes = hugeSlice[msgBox](boxes)[:0]
+	a.users = hugeSlice[ai.UserMessage](users, false)[:0]
+	a.assts = hugeSlice[ai.AssistantMessage](assts, false)[:0]
+	a.results = hugeSlice[ai.ToolResultMessage](results, false)[:0]
+	a.blocks = hugeSlice[ai.Content](blocks, false)[:0]
+	a.ints = hugeSlice[int64](ints, false)[:0]
+	a.boxes = hugeSlice[msgBox](boxes, false)[:0]
 }
 
 // box returns a new msgBox.

@@ -28,16 +28,23 @@ func adviseHuge[T any](s []T) {
 	syscall.Syscall(syscall.SYS_MADVISE, start, end-start, 14 /* MADV_HUGEPAGE */)
 }
 
-// hugeSlice returns a new slice of n zero elements laid out so that, as
-// far as it goes, its memory starts on a huge page boundary and is
-// advised to use huge pages (the address space before the boundary is
-// allocated but never touched).
-func hugeSlice[T any](n int) []T {
+// hugeSlice returns a new slice of n zero elements whose memory is advised
+// to use huge pages as far as it holds whole ones. With aligned, it is laid
+// out to start on a huge page boundary, so that all of it can use them:
+// up to 2 MB of address space before the boundary is allocated but never
+// written (for the file's bytes, which the collector does not scan, and
+// the entries of a load, one allocation per load).
+func hugeSlice[T any](n int, aligned bool) []T {
 	const huge = 2 << 20
 	var zero T
 	size := unsafe.Sizeof(zero)
 	if uintptr(n)*size < huge/2 {
 		return make([]T, n)
+	}
+	if !aligned {
+		s := make([]T, n)
+		adviseHuge(s)
+		return s
 	}
 	slack := int(2*huge/size) + 1
 	s := make([]T, n+slack)

@@ -4,4 +4,4 @@ package session
 
 func adviseHuge[T any]([]T) {}
 
-func hugeSlice[T any](n int) []T { return make([]T, n) }
+func hugeSlice[T any](n int, aligned bool) []T { return make([]T, n) }

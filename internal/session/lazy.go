@@ -80,7 +80,7 @@ func decodeRange(es []*Entry) {
 				results++
 			}
 		}
-		ar.presize(users, assts, results, users+2*assts+results, assts+results, len(es))
+		ar.presize(users, assts, results, users+3*assts/2+results, assts+results, len(es))
 	}
 	for _, e := range es {
 		if e.msgEnd > 0 && e.msg.Load() == nil {

@@ -221,7 +221,7 @@ type entryPool struct {
 
 func newEntryPool(n int) *entryPool {
 	n = (n + slabLen - 1) / slabLen * slabLen
-	return &entryPool{entries: hugeSlice[Entry](n), parents: hugeSlice[string](n)}
+	return &entryPool{entries: hugeSlice[Entry](n, true), parents: hugeSlice[string](n, false)}
 }
 
 // take returns an empty slab of slabLen entries and its parents.
@@ -253,7 +253,7 @@ func readFile(path string) ([]byte, error) {
 	}
 	var buf []byte
 	if size >= minHoldGC {
-		buf = hugeSlice[byte](int(size) + 512)[:0]
+		buf = hugeSlice[byte](int(size)+512, true)[:0]
 	} else {
 		buf = make([]byte, 0, size+512)
 	}
