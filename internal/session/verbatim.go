@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
@@ -97,34 +98,42 @@ func newVSchema(fields ...vfield) *vschema {
 	return &vschema{fields: fields, keys: newKeySet(names)}
 }
 
-// The members as the encoders write them (internal/ai/wire.go). The first
+// vschemas are the members as the encoders write them
+// (internal/ai/wire.go), built on first use (not at start-up). The first
 // member of a message (role) and of a block (type) is checked before the
 // schema is chosen.
-var (
-	vUser      = newVSchema(vfield{"role", kStr}, vfield{"content", kUserContent}, vfield{"timestamp", kInt})
-	vAssistant = newVSchema(vfield{"role", kStr}, vfield{"content", kBlocks}, vfield{"api", kStr}, vfield{"provider", kStr},
-		vfield{"model", kStr}, vfield{"usage", kUsage}, vfield{"stopReason", kStopReason}, vfield{"errorMessage", kOptStr},
-		vfield{"timestamp", kInt}, vfield{"responseId", kOptStr}, vfield{"rawStopReason", kOptStr}, vfield{"durationMs", kOptInt},
-		vfield{"thinkingLevel", kOptStr}, vfield{"providerThinkingLevel", kOptStr}, vfield{"endTurn", kOptBool})
-	vToolResult = newVSchema(vfield{"role", kStr}, vfield{"toolCallId", kStr}, vfield{"toolName", kStr}, vfield{"content", kBlocks},
-		vfield{"details", kOptRaw}, vfield{"usage", kOptUsage}, vfield{"isError", kBool}, vfield{"durationMs", kOptInt},
-		vfield{"nestedCalls", kOptRaw}, vfield{"timestamp", kInt})
-	vUsage = newVSchema(vfield{"input", kInt}, vfield{"output", kInt}, vfield{"cacheRead", kInt}, vfield{"cacheWrite", kInt},
-		vfield{"totalTokens", kInt}, vfield{"cost", kCost})
-	vCost = newVSchema(vfield{"input", kFloat}, vfield{"output", kFloat}, vfield{"cacheRead", kFloat}, vfield{"cacheWrite", kFloat},
-		vfield{"total", kFloat})
-	vText     = newVSchema(vfield{"type", kStr}, vfield{"text", kStr}, vfield{"textSignature", kOptStr})
-	vThinking = newVSchema(vfield{"type", kStr}, vfield{"thinking", kStr}, vfield{"thinkingSignature", kOptStr}, vfield{"redacted", kOptTrue})
-	vImage    = newVSchema(vfield{"type", kStr}, vfield{"data", kStr}, vfield{"mimeType", kStr})
-	vToolCall = newVSchema(vfield{"type", kStr}, vfield{"id", kStr}, vfield{"name", kStr}, vfield{"arguments", kRaw},
-		vfield{"thoughtSignature", kOptStr}, vfield{"argumentsError", kOptStr}, vfield{"namespace", kOptStr})
-)
+type vschemas struct {
+	user, assistant, toolResult, usage, cost, text, thinking, image, toolCall *vschema
+}
+
+var vtab = sync.OnceValue(func() *vschemas {
+	return &vschemas{
+		user: newVSchema(vfield{"role", kStr}, vfield{"content", kUserContent}, vfield{"timestamp", kInt}),
+		assistant: newVSchema(vfield{"role", kStr}, vfield{"content", kBlocks}, vfield{"api", kStr}, vfield{"provider", kStr},
+			vfield{"model", kStr}, vfield{"usage", kUsage}, vfield{"stopReason", kStopReason}, vfield{"errorMessage", kOptStr},
+			vfield{"timestamp", kInt}, vfield{"responseId", kOptStr}, vfield{"rawStopReason", kOptStr}, vfield{"durationMs", kOptInt},
+			vfield{"thinkingLevel", kOptStr}, vfield{"providerThinkingLevel", kOptStr}, vfield{"endTurn", kOptBool}),
+		toolResult: newVSchema(vfield{"role", kStr}, vfield{"toolCallId", kStr}, vfield{"toolName", kStr}, vfield{"content", kBlocks},
+			vfield{"details", kOptRaw}, vfield{"usage", kOptUsage}, vfield{"isError", kBool}, vfield{"durationMs", kOptInt},
+			vfield{"nestedCalls", kOptRaw}, vfield{"timestamp", kInt}),
+		usage: newVSchema(vfield{"input", kInt}, vfield{"output", kInt}, vfield{"cacheRead", kInt}, vfield{"cacheWrite", kInt},
+			vfield{"totalTokens", kInt}, vfield{"cost", kCost}),
+		cost: newVSchema(vfield{"input", kFloat}, vfield{"output", kFloat}, vfield{"cacheRead", kFloat}, vfield{"cacheWrite", kFloat},
+			vfield{"total", kFloat}),
+		text:     newVSchema(vfield{"type", kStr}, vfield{"text", kStr}, vfield{"textSignature", kOptStr}),
+		thinking: newVSchema(vfield{"type", kStr}, vfield{"thinking", kStr}, vfield{"thinkingSignature", kOptStr}, vfield{"redacted", kOptTrue}),
+		image:    newVSchema(vfield{"type", kStr}, vfield{"data", kStr}, vfield{"mimeType", kStr}),
+		toolCall: newVSchema(vfield{"type", kStr}, vfield{"id", kStr}, vfield{"name", kStr}, vfield{"arguments", kRaw},
+			vfield{"thoughtSignature", kOptStr}, vfield{"argumentsError", kOptStr}, vfield{"namespace", kOptStr}),
+	}
+})
 
 // vscan is a cursor over a message that checks it is verbatim.
 type vscan struct {
 	b    []byte
 	i    int
 	stop int // where an assistant's stopReason value starts
+	t    *vschemas
 }
 
 // scanVerbatim reports whether the JSON value at b[i:] is a message that
@@ -133,18 +142,18 @@ type vscan struct {
 // where its stopReason value starts. ok is false for anything else, valid
 // JSON or not (the caller validates it the general way then).
 func scanVerbatim(b []byte, i int) (end int, role uint8, stop int, ok bool) {
-	v := vscan{b: b, i: i}
+	v := vscan{b: b, i: i, t: vtab()}
 	if !v.lit(`{"role":`) {
 		return 0, 0, 0, false
 	}
 	var s *vschema
 	switch {
 	case v.lit(`"user"`):
-		s, role = vUser, roleUser
+		s, role = v.t.user, roleUser
 	case v.lit(`"assistant"`):
-		s, role = vAssistant, roleAssistant
+		s, role = v.t.assistant, roleAssistant
 	case v.lit(`"toolResult"`):
-		s, role = vToolResult, roleToolResult
+		s, role = v.t.toolResult, roleToolResult
 	default:
 		return 0, 0, 0, false
 	}
@@ -297,9 +306,9 @@ func (v *vscan) value(k vkind) bool {
 		}
 		return v.blocks()
 	case kUsage, kOptUsage:
-		return v.lit("{") && v.members(vUsage, 0)
+		return v.lit("{") && v.members(v.t.usage, 0)
 	case kCost:
-		return v.lit("{") && v.members(vCost, 0)
+		return v.lit("{") && v.members(v.t.cost, 0)
 	}
 	return false
 }
@@ -319,13 +328,13 @@ func (v *vscan) blocks() bool {
 		var s *vschema
 		switch {
 		case v.lit(`"text"`):
-			s = vText
+			s = v.t.text
 		case v.lit(`"thinking"`):
-			s = vThinking
+			s = v.t.thinking
 		case v.lit(`"toolCall"`):
-			s = vToolCall
+			s = v.t.toolCall
 		case v.lit(`"image"`):
-			s = vImage
+			s = v.t.image
 		default:
 			return false
 		}
