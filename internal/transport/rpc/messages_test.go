@@ -105,7 +105,7 @@ func checkStore(t *testing.T, name string, st *session.Session) (int, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(sess, io.Discard, Options{})
+	srv := &call{Server: New(sess, io.Discard, Options{}), sess: sess}
 	compare := func(what string, data any, want []byte) int {
 		t.Helper()
 		d, ok := data.(streamedData)
