@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,22 +17,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pisces-bin")
-	if err != nil {
-		panic(err)
-	}
-	bin = filepath.Join(dir, "pisces")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		panic(err)
+	var err error
+	if bin, err = testenv.PiscesBinary(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	testenv.Cleanup()
 	os.Exit(code)
 }
 
@@ -172,15 +171,11 @@ func TestRPCSignalsKillToolsAndExit(t *testing.T) {
 				}
 			}
 			var pid int
-			for i := 0; i < 100; i++ {
+			for deadline := time.Now().Add(time.Minute); pid == 0; time.Sleep(20 * time.Millisecond) {
 				b, _ := os.ReadFile(pidFile)
-				if pid, _ = strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
-					break
+				if pid, _ = strconv.Atoi(strings.TrimSpace(string(b))); pid == 0 && time.Now().After(deadline) {
+					t.Fatal("the tool never started its child")
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if pid == 0 {
-				t.Fatal("the tool never started its child")
 			}
 			cmd.Process.Signal(sig)
 			go io.Copy(io.Discard, stdout)
@@ -190,7 +185,7 @@ func TestRPCSignalsKillToolsAndExit(t *testing.T) {
 				t.Fatalf("exit %v, want %d", err, want)
 			}
 			// The child must be gone (or a zombie awaiting a reaper).
-			deadline := time.Now().Add(2 * time.Second)
+			deadline := time.Now().Add(30 * time.Second)
 			for alive(pid) && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
