@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 //	                    #poll CMD TEXT  send the command CMD (JSON, no id) until its
 //	                                    response contains TEXT; these commands and
 //	                                    their responses are left out of the output
+//	                    #touch NAME     create the empty file $TMP/NAME (a tool
+//	                                    waiting for it with a shell loop runs
+//	                                    until the transcript lets it finish)
 //	                    #nowait         do not wait for the next line's response
 //	                    #response ID    wait for the response to ID
 //	                  a line with an "id" waits for its response before the next
@@ -69,7 +72,8 @@ func TestMain(m *testing.M) {
 // Expected output is first written by hand from the reference shapes; -update
 // rewrites it (refused when CI is set), and the result must be read before it
 // is committed. Nothing waits by sleeping: a transcript waits for an output
-// line (#wait, #response) or polls state (#poll).
+// line (#wait, #response) or polls state (#poll), and a tool that must still
+// be running when a command arrives waits for a file (#touch).
 func TestTranscripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/rpc/*.txtar")
 	if len(files) == 0 {
@@ -211,6 +215,10 @@ func runTranscript(t *testing.T, file string) {
 			case "#response":
 				id := f[1]
 				out.waitFor(t, line, func(ls []string) bool { return hasResponse(ls, id) })
+			case "#touch":
+				if err := os.WriteFile(filepath.Join(dir, f[1]), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			case "#poll":
 				poll(t, inW, out, strings.TrimSpace(strings.TrimPrefix(line, "#poll")))
 			default:
