@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -79,8 +78,10 @@ var (
 
 // PiscesBinary returns the pisces binary for end-to-end tests: $PISCES_TEST_BINARY
 // when set, otherwise cmd/pisces built once per test binary into a temporary
-// directory (removed by Cleanup). The build uses the race detector when the
-// test binary does, so it reuses the packages `go test -race` compiled.
+// directory (removed by Cleanup). It is the static release build
+// (CGO_ENABLED=0, README): the binary users run, whose memory and timing
+// figures the tests log, and whose packages .ci/run compiles once for vet
+// and the benchmark harness too.
 func PiscesBinary() (string, error) {
 	binOnce.Do(func() {
 		if p := os.Getenv(BinaryEnv); p != "" {
@@ -98,11 +99,8 @@ func PiscesBinary() (string, error) {
 			name += ".exe"
 		}
 		p := filepath.Join(dir, name)
-		args := []string{"build", "-o", p}
-		if raceEnabled() {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, "github.com/pisces-agent/pisces/cmd/pisces")...)
+		cmd := exec.Command("go", "build", "-o", p, "github.com/pisces-agent/pisces/cmd/pisces")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("building pisces: %v\n%s", err, out)
 			return
@@ -128,18 +126,4 @@ func Cleanup() {
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}
-}
-
-// raceEnabled reports whether this test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }
