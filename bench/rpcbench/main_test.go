@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 // runQuiet runs the harness with its table going to /dev/null and returns
@@ -52,13 +53,35 @@ func groupsWithRuns(t *testing.T, raw json.RawMessage) map[string]bool {
 	return got
 }
 
-// TestHarnessEndToEnd builds Pisces and runs the cheap measurements once
-// with tiny sizes: the harness must keep working as Pisces changes.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.Cleanup() // the binary PiscesBinary built, if any
+	os.Exit(code)
+}
+
+// piscesAgent is the agent command of the pisces binary the tests run
+// (testenv.PiscesBinary); the harness's own build of Pisces runs in CI as
+// go run ./bench/rpcbench -short.
+func piscesAgent(t *testing.T) (bin, agent string) {
+	t.Helper()
+	bin, err := testenv.PiscesBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(bin, " \t") {
+		t.Fatalf("the agent command is split at blanks; the binary's path has one: %q", bin)
+	}
+	return bin, bin + " --mode rpc"
+}
+
+// TestHarnessEndToEnd runs the cheap measurements once with tiny sizes: the
+// harness must keep working as Pisces changes.
 func TestHarnessEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs Pisces")
+		t.Skip("runs Pisces")
 	}
-	out := runQuiet(t, config{runs: 1, short: true, only: "cold,init,tool,deltas,switch", timeout: 30 * time.Second,
+	_, agent := piscesAgent(t)
+	out := runQuiet(t, config{agent: agent, runs: 1, short: true, only: "cold,init,tool,deltas,switch", timeout: time.Minute,
 		deltas: 200, switchN: 300, listN: 10, listEach: 10, treeN: 300})
 	got := groupsWithRuns(t, out["results"])
 	for _, g := range []string{"cold start", "package init (GODEBUG=inittrace=1)", "tool turn", "200 deltas",
@@ -75,20 +98,19 @@ func TestHarnessEndToEnd(t *testing.T) {
 // the table has the ratio column.
 func TestCompareEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs Pisces")
+		t.Skip("runs Pisces")
 	}
-	root, err := moduleRoot()
+	bin, agent := piscesAgent(t)
+	data, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "other-agent")
-	build := exec.Command("go", "build", "-o", other, "./cmd/pisces")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := os.WriteFile(other, data, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	out := runQuiet(t, config{comparePi: true, pi: other, runs: 1, short: true, only: "cold,init,deltas,switch",
-		timeout: 30 * time.Second, deltas: 200, switchN: 300, listN: 10, listEach: 10, treeN: 300})
+	out := runQuiet(t, config{agent: agent, comparePi: true, pi: other, runs: 1, short: true, only: "cold,init,deltas,switch",
+		timeout: time.Minute, deltas: 200, switchN: 300, listN: 10, listEach: 10, treeN: 300})
 	var agents []struct {
 		Name    string          `json:"name"`
 		Pisces  bool            `json:"pisces"`

@@ -149,16 +149,6 @@ func TestDeepChain100k(t *testing.T) {
 	}
 	maxDepth(t, []byte(out))
 
-	if raceEnabled {
-		// The race detector makes the decoding checks below slow; the
-		// ordinary run covers them.
-		for _, view := range []string{ViewDefault, ViewBrowse} {
-			flat := SessionTree(s, TreeOptions{View: view, Flat: true})
-			maxDepth(t, []byte(marshal(t, flat)))
-		}
-		maxDepth(t, []byte(marshal(t, RawTree(s, false))))
-		return
-	}
 	for _, view := range []string{ViewDefault, ViewBrowse} {
 		flat := SessionTree(s, TreeOptions{View: view, Flat: true})
 		var back struct {

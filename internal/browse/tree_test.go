@@ -11,6 +11,7 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
 	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -55,7 +56,7 @@ func marshal(t testing.TB, v json.Marshaler) string {
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
+	if testenv.Update(t, *update) { // then compared like any other
 		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/pisces-agent/pisces/internal/cli"
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of transcript tests")
@@ -56,7 +57,12 @@ func TestMain(m *testing.M) {
 //	                  normalised to $TMP_DASHED
 //	-- in --          JSONL sent on stdin, plus directives:
 //	                    #wait TYPE [N]  wait until the Nth (default 1) output line of that type
-//	                    #sleep MS       pause
+//	                    #poll CMD TEXT  send the command CMD (JSON, no id) until its
+//	                                    response contains TEXT; these commands and
+//	                                    their responses are left out of the output
+//	                    #touch NAME     create the empty file $TMP/NAME (a tool
+//	                                    waiting for it with a shell loop runs
+//	                                    until the transcript lets it finish)
 //	                    #nowait         do not wait for the next line's response
 //	                    #response ID    wait for the response to ID
 //	                  a line with an "id" waits for its response before the next
@@ -64,7 +70,10 @@ func TestMain(m *testing.M) {
 //	-- out --         the expected stdout, normalised (timestamps, ids, paths).
 //
 // Expected output is first written by hand from the reference shapes; -update
-// rewrites it, and the result must be read before it is committed.
+// rewrites it (refused when CI is set), and the result must be read before it
+// is committed. Nothing waits by sleeping: a transcript waits for an output
+// line (#wait, #response) or polls state (#poll), and a tool that must still
+// be running when a command arrives waits for a file (#touch).
 func TestTranscripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/rpc/*.txtar")
 	if len(files) == 0 {
@@ -92,11 +101,11 @@ func (o *outBuf) add(l string) {
 	o.mu.Unlock()
 }
 
-// waitFor blocks until pred holds over the lines or the timeout passes.
+// waitFor blocks until pred holds over the lines or a minute passes.
 func (o *outBuf) waitFor(t *testing.T, what string, pred func([]string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	timer := time.AfterFunc(15*time.Second, func() {
+	deadline := time.Now().Add(time.Minute)
+	timer := time.AfterFunc(time.Minute, func() {
 		o.mu.Lock()
 		o.cond.Broadcast()
 		o.mu.Unlock()
@@ -206,9 +215,12 @@ func runTranscript(t *testing.T, file string) {
 			case "#response":
 				id := f[1]
 				out.waitFor(t, line, func(ls []string) bool { return hasResponse(ls, id) })
-			case "#sleep":
-				ms, _ := strconv.Atoi(f[1])
-				time.Sleep(time.Duration(ms) * time.Millisecond)
+			case "#touch":
+				if err := os.WriteFile(filepath.Join(dir, f[1]), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case "#poll":
+				poll(t, inW, out, strings.TrimSpace(strings.TrimPrefix(line, "#poll")))
 			default:
 				t.Fatalf("unknown directive %s", line)
 			}
@@ -236,7 +248,7 @@ func runTranscript(t *testing.T, file string) {
 	var code int
 	select {
 	case code = <-exit:
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("pisces did not exit after stdin closed")
 	}
 	<-readDone
@@ -244,9 +256,15 @@ func runTranscript(t *testing.T, file string) {
 		stderrMu.Lock()
 		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
 	}
-	got := normalise(strings.Join(out.lines, "\n")+"\n", dir)
+	var kept []string
+	for _, l := range out.lines {
+		if !strings.HasPrefix(l, `{"id":"`+pollPrefix) {
+			kept = append(kept, l)
+		}
+	}
+	got := normalise(strings.Join(kept, "\n")+"\n", dir)
 	want := sections["out"]
-	if *update {
+	if testenv.Update(t, *update) {
 		for i := range ar.Files {
 			if ar.Files[i].Name == "out" {
 				ar.Files[i].Data = []byte(got)
@@ -258,10 +276,63 @@ func runTranscript(t *testing.T, file string) {
 		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
+		// Compare with what the file now holds: output that the archive
+		// format cannot carry (a line starting "-- ") must not pass.
+		written, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = ""
+		for _, f := range written.Files {
+			if f.Name == "out" {
+				want = string(f.Data)
+			}
+		}
 	}
 	if got != want {
 		t.Errorf("output differs (-want +got):\n%s", lineDiff(want, got))
+	}
+}
+
+// pollPrefix starts the ids of #poll commands.
+const pollPrefix = "poll-"
+
+var pollSeq int
+
+// poll sends the command of a #poll directive ("CMD TEXT") until its
+// response contains TEXT, for up to a minute.
+func poll(t *testing.T, in io.Writer, out *outBuf, directive string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(directive))
+	var cmd map[string]any
+	if err := dec.Decode(&cmd); err != nil {
+		t.Fatalf("#poll %s: %v", directive, err)
+	}
+	want := strings.TrimSpace(directive[dec.InputOffset():])
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		pollSeq++
+		id := fmt.Sprintf("%s%d", pollPrefix, pollSeq)
+		cmd["id"] = id
+		b, _ := json.Marshal(cmd)
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		var resp string
+		out.waitFor(t, "response "+id, func(ls []string) bool {
+			for _, l := range ls {
+				if strings.HasPrefix(l, fmt.Sprintf(`{"id":%q,"type":"response"`, id)) {
+					resp = l
+					return true
+				}
+			}
+			return false
+		})
+		if strings.Contains(resp, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("#poll %s: no response with %s within a minute; the last: %s", directive, want, resp)
+		}
 	}
 }
 

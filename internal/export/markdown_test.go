@@ -9,19 +9,18 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 // renderJS renders each Markdown text with the page's renderer
 // (markdown.js) under Node.js, in a stand-in document
 // (testdata/dom.js) that throws on any element or attribute the renderer
-// must never create; an error is returned as "ERROR: ...". The tests are
-// skipped where Node.js is not installed.
+// must never create; an error is returned as "ERROR: ...". Where Node.js
+// is not installed the tests are skipped, and under CI they fail (testenv).
 func renderJS(t *testing.T, texts []string) []string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node (Node.js) not found: the page's Markdown renderer is tested with it")
-	}
+	node := testenv.LookPath(t, "node") // the page's Markdown renderer runs under Node.js
 	in, _ := json.Marshal(texts)
 	cmd := exec.Command(node, "testdata/render.js", "markdown.js")
 	cmd.Stdin = bytes.NewReader(in)

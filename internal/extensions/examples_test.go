@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 // examplesDir is examples/extensions/ of the repository.
@@ -21,10 +23,7 @@ func examplesDir(t *testing.T) string {
 }
 
 func TestExamplePermissionGate(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool")
-	}
+	goTool := testenv.LookPath(t, "go")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "agent", "extensions", "permission-gate", "permission-gate")
 	build := exec.Command(goTool, "build", "-o", bin, ".")
@@ -82,9 +81,7 @@ func TestExamplePermissionGate(t *testing.T) {
 }
 
 func TestExampleProtectedPaths(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
+	testenv.LookPath(t, "python3")
 	script := filepath.Join(examplesDir(t), "protected-paths", "protected-paths.py")
 	fi, err := os.Stat(script)
 	if err != nil || fi.Mode().Perm()&0o111 == 0 {

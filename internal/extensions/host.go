@@ -17,7 +17,7 @@ import (
 )
 
 // DefaultTimeout bounds each hook call (and the handshake) when
-// Options.Timeout is zero.
+// Options.Timeout (Options.HandshakeTimeout) is zero.
 const DefaultTimeout = 10 * time.Second
 
 // Restart policy: an extension that fails is restarted at most RestartLimit
@@ -42,7 +42,11 @@ type Options struct {
 	// goroutine. When nil, errors are written to Log.
 	Emit    func(rpc.Event)
 	Timeout time.Duration // per hook call; 0 means DefaultTimeout
-	Log     io.Writer     // extensions' stderr, prefixed; nil means os.Stderr
+	// HandshakeTimeout bounds the wait for an extension's register message,
+	// at start and after each restart; 0 means Timeout. A short hook
+	// timeout need not hold for starting a process.
+	HandshakeTimeout time.Duration
+	Log              io.Writer // extensions' stderr, prefixed; nil means os.Stderr
 
 	// NoDiscovery (--no-extensions) skips <AgentDir>/extensions/ and
 	// <Cwd>/.pisces/extensions/; Paths still load.
@@ -53,7 +57,8 @@ type Options struct {
 // with no extensions.
 type Host struct {
 	cwd, agentDir string
-	timeout       time.Duration
+	timeout       time.Duration // per hook call
+	handshake     time.Duration // for the register message
 	log           io.Writer
 	logMu         sync.Mutex
 
@@ -127,11 +132,14 @@ func Load(opts Options) (*Host, []error) {
 
 func newHost(opts Options) *Host {
 	h := &Host{
-		cwd: opts.Cwd, agentDir: opts.AgentDir, timeout: opts.Timeout, log: opts.Log,
+		cwd: opts.Cwd, agentDir: opts.AgentDir, timeout: opts.Timeout, handshake: opts.HandshakeTimeout, log: opts.Log,
 		ui: opts.UI, actions: opts.Actions, emit: opts.Emit,
 	}
 	if h.timeout <= 0 {
 		h.timeout = DefaultTimeout
+	}
+	if h.handshake <= 0 {
+		h.handshake = h.timeout
 	}
 	if h.log == nil {
 		h.log = os.Stderr

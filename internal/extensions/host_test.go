@@ -159,8 +159,14 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// testHandshake bounds the start of a test extension. It is generous and
+// independent of the hook timeout: the test binary, built with the race
+// detector, may take long to start on a busy machine, while some tests
+// need a short hook timeout.
+const testHandshake = 60 * time.Second
+
 // load starts a host on the given scenarios (in order) with a fake UI and
-// actions.
+// actions; every scenario must register.
 func load(t *testing.T, timeout time.Duration, scenarios ...string) *env {
 	t.Helper()
 	dir := t.TempDir()
@@ -168,7 +174,11 @@ func load(t *testing.T, timeout time.Duration, scenarios ...string) *env {
 	for i, s := range scenarios {
 		paths = append(paths, extScript(t, filepath.Join(dir, "bin"), fmt.Sprintf("%d-%s", i, s), s))
 	}
-	return loadPaths(t, dir, timeout, paths...)
+	e := loadPaths(t, dir, timeout, paths...)
+	if len(e.errs) != 0 || len(e.h.Paths()) != len(paths) {
+		t.Fatalf("loading %v: %v (loaded %v)", scenarios, e.errs, e.h.Paths())
+	}
+	return e
 }
 
 func loadPaths(t *testing.T, dir string, timeout time.Duration, paths ...string) *env {
@@ -177,7 +187,7 @@ func loadPaths(t *testing.T, dir string, timeout time.Duration, paths ...string)
 	e.h, e.errs = Load(Options{
 		AgentDir: filepath.Join(dir, "agent"), Cwd: dir, Paths: paths,
 		Actions: e.act, UI: e.ui, Emit: func(ev rpc.Event) { e.rec.emit(ev) },
-		Timeout: timeout, Log: e.log,
+		Timeout: timeout, HandshakeTimeout: testHandshake, Log: e.log,
 	})
 	t.Cleanup(func() { e.h.Close() })
 	return e
@@ -391,12 +401,12 @@ func TestDialogWithoutUIDefaults(t *testing.T) {
 }
 
 // A hook waiting for the user is not timed out: the clock stops while the
-// dialog is open.
+// dialog is open (1.5 s, longer than the 1 s hook timeout).
 func TestHookTimeoutPausesDuringDialog(t *testing.T) {
-	e := load(t, 400*time.Millisecond, "basic")
+	e := load(t, time.Second, "basic")
 	yes := true
 	e.ui.answer = func(method string, _ map[string]any) (UIResponse, time.Duration, bool) {
-		return UIResponse{Confirmed: &yes}, time.Second, true
+		return UIResponse{Confirmed: &yes}, 1500 * time.Millisecond, true
 	}
 	d := e.h.OnToolCall(context.Background(), "c1", "bash", bashArgs("ask"))
 	if d.Block {
@@ -476,18 +486,20 @@ func TestGarbageOutput(t *testing.T) {
 	}
 }
 
+// The hook timeout (1 s: long enough for the answers pidOf needs) ends a
+// hook that never answers.
 func TestHangTimesOut(t *testing.T) {
-	e := load(t, 300*time.Millisecond, "basic")
+	e := load(t, time.Second, "basic")
 	pid1 := pidOf(t, e.h)
 	start := time.Now()
 	if d := e.h.OnToolCall(context.Background(), "c1", "bash", bashArgs("hang")); d.Block {
 		t.Errorf("%+v", d)
 	}
-	if el := time.Since(start); el < 300*time.Millisecond || el > 3*time.Second {
+	if el := time.Since(start); el < time.Second || el > 30*time.Second {
 		t.Errorf("returned after %s", el)
 	}
 	errs := e.rec.all()
-	if len(errs) != 1 || !strings.HasSuffix(errs[0], "|tool_call|no reply to tool_call within 300ms") {
+	if len(errs) != 1 || !strings.HasSuffix(errs[0], "|tool_call|no reply to tool_call within 1s") {
 		t.Fatalf("errors %q", errs)
 	}
 	if pidOf(t, e.h) == pid1 {
@@ -561,11 +573,15 @@ func TestShutdownAction(t *testing.T) {
 
 func TestEventSubscription(t *testing.T) {
 	e := load(t, 5*time.Second, "basic")
-	e.h.Event(&rpc.TurnStartEvent{Type: rpc.EventTurnStart}) // not subscribed
-	e.h.Event(&rpc.AgentStartEvent{Type: rpc.EventAgentStart})
-	waitFor(t, "event", func() bool { return len(e.act.got()) > 0 })
-	time.Sleep(50 * time.Millisecond)
-	if got := e.act.got(); !slices.Equal(got, []string{`entry saw-event {"name":"agent_start"}`}) {
+	// The extension records the events it gets in order: had it got a
+	// turn_start, its entry would come before the second agent_start's.
+	for range 2 {
+		e.h.Event(&rpc.TurnStartEvent{Type: rpc.EventTurnStart}) // not subscribed
+		e.h.Event(&rpc.AgentStartEvent{Type: rpc.EventAgentStart})
+	}
+	waitFor(t, "events", func() bool { return len(e.act.got()) >= 2 })
+	want := `entry saw-event {"name":"agent_start"}`
+	if got := e.act.got(); !slices.Equal(got, []string{want, want}) {
 		t.Errorf("%v", got)
 	}
 }
@@ -580,7 +596,7 @@ func TestLoadFailures(t *testing.T) {
 	plain := filepath.Join(bin, "plain")
 	os.WriteFile(plain, []byte("x"), 0o644)
 	good := extScript(t, bin, "good", "second")
-	e := loadPaths(t, dir, 500*time.Millisecond, exits, garbage, silent, badver, plain, filepath.Join(dir, "missing"), good)
+	e := loadPaths(t, dir, 500*time.Millisecond, exits, garbage, badver, plain, filepath.Join(dir, "missing"), good)
 	var msgs []string
 	for _, err := range e.errs {
 		msgs = append(msgs, err.Error())
@@ -588,18 +604,26 @@ func TestLoadFailures(t *testing.T) {
 	all := strings.Join(msgs, "\n")
 	for _, want := range []string{
 		"missing: no such file", "plain: not executable", "exits: exited: exit status 1",
-		`garbage: invalid output (not a JSON message): "hello there"`, "silent: no register message within 500ms",
+		`garbage: invalid output (not a JSON message): "hello there"`,
 		"badversion: unsupported protocol version 99",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("missing %q in\n%s", want, all)
 		}
 	}
-	if len(msgs) != 6 || !slices.Equal(e.h.Paths(), []string{good}) {
+	if len(msgs) != 5 || !slices.Equal(e.h.Paths(), []string{good}) {
 		t.Errorf("%d errors, paths %v", len(msgs), e.h.Paths())
 	}
 	if len(e.rec.all()) != 0 {
 		t.Errorf("load failures emitted: %v", e.rec.all())
+	}
+
+	// A process that never registers fails its handshake; without a
+	// HandshakeTimeout the hook timeout bounds it.
+	h, errs := Load(Options{Cwd: dir, AgentDir: filepath.Join(dir, "agent"), Paths: []string{silent}, Timeout: 300 * time.Millisecond, Log: &syncBuffer{}})
+	defer h.Close()
+	if len(errs) != 1 || !strings.HasSuffix(errs[0].Error(), "silent: no register message within 300ms") || len(h.Paths()) != 0 {
+		t.Errorf("silent: %v, paths %v", errs, h.Paths())
 	}
 }
 
@@ -713,7 +737,7 @@ func (echoTool) Execute(ctx context.Context, c tools.Call) (tools.Result, error)
 }
 
 func TestBuiltinExtension(t *testing.T) {
-	e := load(t, 300*time.Millisecond, "basic")
+	e := load(t, time.Second, "basic")
 	var mu sync.Mutex
 	var gotArgs string
 	args := func() string { mu.Lock(); defer mu.Unlock(); return gotArgs }
@@ -733,7 +757,7 @@ func TestBuiltinExtension(t *testing.T) {
 			case `{"command":"panic"}`:
 				panic("oops")
 			case `{"command":"slow"}`:
-				time.Sleep(time.Second)
+				<-ctx.Done() // never answers: the host times it out and cancels ctx
 			case `{"command":"rm -rf /"}`:
 				if !a.Confirm(ctx, "Really?", "rm -rf /", 0) {
 					return ToolCallDecision{Block: true, Reason: "user said no"}
@@ -806,7 +830,7 @@ func TestBuiltinExtension(t *testing.T) {
 	want := []string{
 		"builtin:gate|tool:echo|panic: boom",
 		"builtin:gate|tool_call|panic: oops",
-		"builtin:gate|tool_call|no answer to tool_call within 300ms",
+		"builtin:gate|tool_call|no answer to tool_call within 1s",
 	}
 	if !slices.Equal(errs, want) {
 		t.Errorf("errors %q", errs)

@@ -542,7 +542,7 @@ func (e *procExt) spawn(restarts int) (*proc, registration, error) {
 		Type: msgInit, ProtocolVersion: ProtocolVersion, ExtensionPath: e.file,
 		Cwd: h.cwd, AgentDir: h.agentDir, HasUI: ui != nil && ui.Available(), Restarts: restarts,
 	})
-	timer := time.NewTimer(h.timeout)
+	timer := time.NewTimer(h.handshake)
 	defer timer.Stop()
 	var msg *wireIn
 	select {
@@ -550,7 +550,7 @@ func (e *procExt) spawn(restarts int) (*proc, registration, error) {
 	case <-p.dead:
 		return nil, registration{}, p.deadErr
 	case <-timer.C:
-		err := fmt.Errorf("no register message within %s", h.timeout)
+		err := fmt.Errorf("no register message within %s", h.handshake)
 		p.fail("init", err)
 		return nil, registration{}, err
 	}

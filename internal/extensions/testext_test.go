@@ -33,10 +33,12 @@ type tx struct {
 	mu       sync.Mutex
 	seq      int
 	waiting  map[string]chan wireIn
+	events   chan string // subscribed events, recorded in the order they came
 }
 
 func runTestExt(scenario string) {
-	x := &tx{scenario: scenario, waiting: map[string]chan wireIn{}}
+	x := &tx{scenario: scenario, waiting: map[string]chan wireIn{}, events: make(chan string, 1024)}
+	go x.recordEvents()
 	fmt.Fprintf(os.Stderr, "started %s pid %d\n", scenario, os.Getpid())
 	r := bufio.NewReader(os.Stdin)
 	for {
@@ -95,7 +97,7 @@ func (x *tx) dispatch(m wireIn) {
 	case "request":
 		go x.handle(m)
 	case "event":
-		go x.call(nil, "append_entry", map[string]any{"customType": "saw-event", "data": map[string]any{"name": m.Name}})
+		x.events <- m.Name
 	case "response":
 		id := decodeID(m.ID)
 		x.mu.Lock()
@@ -105,6 +107,14 @@ func (x *tx) dispatch(m wireIn) {
 		if ch != nil {
 			ch <- m
 		}
+	}
+}
+
+// recordEvents appends an entry for each event, one at a time, so the
+// entries keep the order of the events.
+func (x *tx) recordEvents() {
+	for name := range x.events {
+		x.call(nil, "append_entry", map[string]any{"customType": "saw-event", "data": map[string]any{"name": name}})
 	}
 }
 
@@ -334,10 +344,11 @@ func (r *recorder) all() []string {
 	return append([]string(nil), r.events...)
 }
 
-// waitFor polls cond for up to 10 s.
+// waitFor polls cond until it holds, for up to 30 s (a generous bound: the
+// tests start processes on machines that may be busy).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

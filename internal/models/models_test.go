@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -754,22 +755,73 @@ func TestThinkingLevels(t *testing.T) {
 	}
 }
 
+// Goroutines that read, resolve, add providers and set keys at once see
+// consistent answers: the same cached model for the same local id, the
+// same resolution, their own provider and key, and nothing lost at the end.
 func TestRegistryConcurrentUse(t *testing.T) {
 	reg := load(t, t.TempDir(), map[string]string{"OPENAI_API_KEY": "o"})
+	gpt5, err := reg.Resolve("", "gpt-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := len(reg.Available())
+	groq := 0
+	for _, m := range reg.All() {
+		if m.Provider == "groq" {
+			groq++
+		}
+	}
+	if groq == 0 {
+		t.Fatal("no groq models in the catalogue")
+	}
+	const workers = 8
+	var local sync.Map // ollama model id -> the first *ai.Model returned
 	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
+	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			extra := fmt.Sprintf("extra-%d", i)
+			reg.Add(&ProviderEntry{Name: extra, NoKey: true, Models: []*ai.Model{{ID: "x", Provider: extra}}})
+			reg.SetAPIKeyOverride("groq", "x")
 			for j := 0; j < 50; j++ {
-				reg.Available()
-				reg.Find("ollama", "m")
-				reg.Resolve("", "gpt-5")
-				reg.SetAPIKeyOverride("groq", "x")
+				id := fmt.Sprintf("m%d", j%5)
+				m, ok := reg.Find("ollama", id)
+				if !ok {
+					t.Errorf("ollama/%s not found", id)
+					return
+				}
+				if first, _ := local.LoadOrStore(id, m); first.(*ai.Model) != m {
+					t.Errorf("ollama/%s: two different models", id)
+				}
+				if m, err := reg.Resolve("", "gpt-5"); m != gpt5 || err != nil {
+					t.Errorf("Resolve(gpt-5) = %v, %v", m, err)
+				}
+				if k, ok := reg.Key("groq"); k != "x" || !ok {
+					t.Errorf("groq key %q %v", k, ok)
+				}
+				if m, ok := reg.Find(extra, "x"); !ok || m.Provider != extra {
+					t.Errorf("%s/x: %v %v", extra, m, ok)
+				}
+				if n := len(reg.Available()); n < base+groq+1 || n > base+groq+workers {
+					t.Errorf("%d models available, want %d to %d", n, base+groq+1, base+groq+workers)
+				}
 			}
 		}(i)
 	}
 	wg.Wait()
+	if n := len(reg.Available()); n != base+groq+workers {
+		t.Errorf("%d models available at the end, want %d", n, base+groq+workers)
+	}
+	extras := 0
+	for _, p := range reg.Providers() {
+		if strings.HasPrefix(p, "extra-") {
+			extras++
+		}
+	}
+	if extras != workers {
+		t.Errorf("%d extra providers, want %d", extras, workers)
+	}
 }
 
 // Built-in providers that models.json leaves alone build their models when

@@ -68,14 +68,25 @@ func TestKillMidAppend(t *testing.T) {
 		var reported []string
 		var wg sync.WaitGroup
 		wg.Add(1)
+		appending := make(chan struct{})
 		go func() {
 			defer wg.Done()
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
-				reported = append(reported, sc.Text())
+				if reported = append(reported, sc.Text()); len(reported) == 1 {
+					close(appending)
+				}
 			}
 		}()
-		time.Sleep(time.Duration(30+r.IntN(120)) * time.Millisecond)
+		// Killed at a random moment once the child has appended (a child
+		// still starting up would test nothing).
+		select {
+		case <-appending:
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			t.Fatalf("iteration %d: the child appended nothing within a minute", iter)
+		}
+		time.Sleep(time.Duration(r.IntN(60)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		wg.Wait()
 		cmd.Wait()

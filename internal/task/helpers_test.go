@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pisces-agent/pisces/internal/testenv"
 	"github.com/pisces-agent/pisces/internal/tools"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -104,9 +105,7 @@ func submit(s string) SubagentOutcome {
 
 func requireGit(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	testenv.LookPath(t, "git")
 }
 
 func run(t *testing.T, dir string, name string, args ...string) string {

@@ -27,7 +27,7 @@ func TestTwoItemsRunInParallel(t *testing.T) {
 		started.Done()
 		select {
 		case <-release: // both are running at the same time
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			return SubagentOutcome{ExitCode: 1, Error: "items did not run in parallel"}
 		}
 		return SubagentOutcome{Result: json.RawMessage(`{"answer":"` + spec.TaskID + `"}`),
@@ -103,6 +103,10 @@ func TestTwoItemsRunInParallel(t *testing.T) {
 
 func TestConcurrencyLimit(t *testing.T) {
 	var running, peak atomic.Int32
+	// The first items wait until two run at once, so the limit is reached
+	// whatever the scheduling; a third at the same time would raise peak.
+	two := make(chan struct{})
+	var twoOnce sync.Once
 	sp := SpawnerFunc(func(ctx context.Context, spec SubagentSpec) SubagentOutcome {
 		n := running.Add(1)
 		for {
@@ -111,7 +115,13 @@ func TestConcurrencyLimit(t *testing.T) {
 				break
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		if n >= 2 {
+			twoOnce.Do(func() { close(two) })
+		}
+		select {
+		case <-two:
+		case <-time.After(time.Minute):
+		}
 		running.Add(-1)
 		return submit("ok")
 	})

@@ -297,10 +297,10 @@ func runAttempt(ctx context.Context, env attemptEnv, plan *verifyPlan, attempt i
 	return res, budgetStopped
 }
 
-func runVerifyCommand(ctx context.Context, env attemptEnv, c VerifyCommand, attempt, index int) VerificationCommandResult {
-	cr := VerificationCommandResult{Name: c.Name, Command: c.Command, Optional: c.Optional}
+func runVerifyCommand(ctx context.Context, env attemptEnv, c VerifyCommand, attempt, index int) (cr VerificationCommandResult) {
+	cr = VerificationCommandResult{Name: c.Name, Command: c.Command, Optional: c.Optional}
 	start := time.Now()
-	defer func() { cr.DurationMs = time.Since(start).Milliseconds() }()
+	defer func() { cr.DurationMs = time.Since(start).Milliseconds() }() // on the named result
 
 	dir, err := env.artifactsDir()
 	var out *os.File

@@ -36,7 +36,7 @@ func waitGroupGone(t *testing.T, dir string, pgid int) {
 	if len(kids) != 3 {
 		t.Fatalf("expected 3 background children, got %q", b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		for {
 			var ws syscall.WaitStatus
@@ -71,7 +71,7 @@ func groupCommand(dir string) string {
 
 func readPgid(t *testing.T, dir string) int {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(filepath.Join(dir, "pgid")); err == nil {
 			pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -89,14 +89,23 @@ func TestBashAbortKillsProcessGroup(t *testing.T) {
 	becomeSubreaper(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	onUpdate := cancelOnOutput("started", func() { close(started) })
 	done := make(chan Result, 1)
 	go func() {
 		tool, _ := ByName(Env{Cwd: dir}, "bash")
-		r, _ := tool.Execute(ctx, Call{Args: []byte(`{"command":` + strconv.Quote(groupCommand(dir)) + `}`)})
+		r, _ := tool.Execute(ctx, Call{Args: []byte(`{"command":` + strconv.Quote(groupCommand(dir)) + `}`), OnUpdate: onUpdate})
 		done <- r
 	}()
+	select {
+	case <-started:
+	case r := <-done:
+		t.Fatalf("bash returned before printing started: %q", text(r))
+	case <-time.After(time.Minute):
+		t.Fatal("the command did not start within a minute")
+	}
 	pgid := readPgid(t, dir)
-	time.Sleep(200 * time.Millisecond)
 	if err := syscall.Kill(-pgid, 0); err != nil {
 		t.Fatalf("group not running: %v", err)
 	}
@@ -104,17 +113,19 @@ func TestBashAbortKillsProcessGroup(t *testing.T) {
 	select {
 	case r := <-done:
 		wantError(t, r, "started\n\n\nCommand aborted")
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("bash did not return after abort")
 	}
 	waitGroupGone(t, dir, pgid)
 }
 
+// The timeout (3 s: time enough to start the children and print on a busy
+// machine) kills the whole group.
 func TestBashTimeoutKillsProcessGroup(t *testing.T) {
 	becomeSubreaper(t)
 	dir := t.TempDir()
-	r := run(t, Env{Cwd: dir}, "bash", map[string]any{"command": groupCommand(dir), "timeout": 1})
-	wantError(t, r, "started\n\n\nCommand timed out after 1 seconds")
+	r := run(t, Env{Cwd: dir}, "bash", map[string]any{"command": groupCommand(dir), "timeout": 3})
+	wantError(t, r, "started\n\n\nCommand timed out after 3 seconds")
 	waitGroupGone(t, dir, readPgid(t, dir))
 }
 
@@ -122,8 +133,15 @@ func TestUserBashCancelKillsProcessGroup(t *testing.T) {
 	becomeSubreaper(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(500*time.Millisecond, cancel)
-	res := RunUserBash(ctx, Env{Cwd: dir}, groupCommand(dir), nil)
+	defer cancel()
+	var out strings.Builder // written by onDelta only
+	onDelta := func(s string) {
+		out.WriteString(s)
+		if strings.Contains(out.String(), "started") {
+			cancel()
+		}
+	}
+	res := RunUserBash(ctx, Env{Cwd: dir}, groupCommand(dir), onDelta)
 	if !res.Cancelled || res.ExitCode != nil || res.Output != "started\n" {
 		t.Fatalf("result %+v", res)
 	}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,22 +63,34 @@ func TestBashEnvironment(t *testing.T) {
 	wantError(t, bash(t, Env{Cwd: dir, ShellPath: "/no/such/shell"}, "true"), "Custom shell path not found: /no/such/shell")
 }
 
+// The timeout (1.5 s: time enough for the shell to start and print on a
+// busy machine) stops a command that would run for a minute.
 func TestBashTimeout(t *testing.T) {
 	start := time.Now()
-	r := run(t, Env{Cwd: t.TempDir()}, "bash", map[string]any{"command": "echo start; sleep 30", "timeout": 0.5})
-	wantError(t, r, "start\n\n\nCommand timed out after 0.5 seconds")
-	if time.Since(start) > 10*time.Second {
+	r := run(t, Env{Cwd: t.TempDir()}, "bash", map[string]any{"command": "echo start; sleep 60", "timeout": 1.5})
+	wantError(t, r, "start\n\n\nCommand timed out after 1.5 seconds")
+	if time.Since(start) > 30*time.Second {
 		t.Fatal("timeout did not stop the command")
+	}
+}
+
+// cancelOnOutput returns an OnUpdate that calls cancel once the streamed
+// output contains want.
+func cancelOnOutput(want string, cancel func()) func(Result) {
+	var once sync.Once
+	return func(r Result) {
+		if strings.Contains(text(r), want) {
+			once.Do(cancel)
+		}
 	}
 }
 
 func TestBashAbort(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
-	r := runCtx(t, ctx, Env{Cwd: t.TempDir()}, "bash", map[string]any{"command": "echo partial; sleep 30"}, nil)
+	r := runCtx(t, ctx, Env{Cwd: t.TempDir()}, "bash", map[string]any{"command": "echo partial; sleep 60"}, cancelOnOutput("partial", cancel))
 	wantError(t, r, "partial\n\n\nCommand aborted")
-	if time.Since(start) > 10*time.Second {
+	if time.Since(start) > 30*time.Second {
 		t.Fatal("abort did not stop the command")
 	}
 	// already cancelled
@@ -95,7 +109,7 @@ func TestBashTruncationByLines(t *testing.T) {
 	if m == nil || !strings.Contains(got, "line 3000\n\n\n[Showing lines 1002-3001 of 3001. Full output: ") {
 		t.Fatalf("notice: %q", got[len(got)-120:])
 	}
-	t.Cleanup(func() { os.Remove(m[1]) })
+	removeSpill(t, m[1])
 	full := readFile(t, m[1])
 	if !strings.HasPrefix(full, "line 1\nline 2\n") || !strings.HasSuffix(full, "line 3000\n") {
 		t.Fatalf("spill file content wrong (%d bytes)", len(full))
@@ -114,7 +128,7 @@ func TestBashTruncationByBytesSpills(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no spill file named: %q", got[len(got)-150:])
 	}
-	t.Cleanup(func() { os.Remove(m[1]) })
+	removeSpill(t, m[1])
 	// 51200 bytes hold the final empty line and 1003 lines of 51 bytes
 	if !strings.Contains(got, "\n\n[Showing lines 3998-5001 of 5001 (50.0KB limit). Full output: ") {
 		t.Fatalf("notice: %q", got[len(got)-150:])
@@ -132,42 +146,61 @@ func TestBashTruncationByBytesSpills(t *testing.T) {
 	if m == nil || !strings.HasSuffix(got, "\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: "+m[1]+"]") {
 		t.Fatalf("partial notice: %q", got[len(got)-150:])
 	}
-	os.Remove(m[1])
+	removeSpill(t, m[1])
+}
+
+// removeSpill removes a spill file when the test ends.
+func removeSpill(t *testing.T, path string) {
+	t.Cleanup(func() { os.Remove(path) })
 }
 
 func TestBashStreamsUpdates(t *testing.T) {
-	var mu sync.Mutex
-	var updates []string
-	onUpdate := func(r Result) {
-		mu.Lock()
-		defer mu.Unlock()
-		updates = append(updates, text(r))
+	// The command prints a line, then waits on a fifo until the test has
+	// seen that line in an update: each update holds one more line.
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "next"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	r := runCtx(t, context.Background(), Env{Cwd: t.TempDir()}, "bash",
-		map[string]any{"command": "for i in 1 2 3 4; do echo $i; sleep 0.25; done"}, onUpdate)
+	seen := make(chan string, 16)
+	var updates []string // written by OnUpdate, read after Execute returns
+	onUpdate := func(r Result) {
+		updates = append(updates, text(r))
+		seen <- text(r)
+	}
+	go func() {
+		for range seen {
+			f, err := os.OpenFile(filepath.Join(dir, "next"), os.O_WRONLY, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			f.WriteString("go\n")
+			f.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := runCtx(t, ctx, Env{Cwd: dir}, "bash",
+		map[string]any{"command": "for i in 1 2 3 4; do echo $i; read x < next; done"}, onUpdate)
+	close(seen)
 	if got := mustText(t, r); got != "1\n2\n3\n4\n" {
 		t.Fatalf("final %q", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(updates) < 3 {
-		t.Fatalf("only %d updates: %q", len(updates), updates)
-	}
-	for i := 1; i < len(updates); i++ {
-		if !strings.HasPrefix(updates[i], updates[i-1]) {
-			t.Fatalf("updates not accumulated: %q", updates)
-		}
-	}
-	if updates[0] != "1\n" {
-		t.Fatalf("first update %q", updates[0])
+	if want := []string{"1\n", "1\n2\n", "1\n2\n3\n", "1\n2\n3\n4\n"}; !slices.Equal(updates, want) {
+		t.Fatalf("updates %q, want %q", updates, want)
 	}
 
 	// lots of output arrives in many chunks but updates stay throttled
 	n := 0
 	start := time.Now()
-	runCtx(t, context.Background(), Env{Cwd: t.TempDir()}, "bash",
+	r = runCtx(t, context.Background(), Env{Cwd: t.TempDir()}, "bash",
 		map[string]any{"command": "for i in $(seq 1 20); do seq 1 2000; sleep 0.02; done"}, func(Result) { n++ })
 	if max := int(time.Since(start)/updateInterval) + 2; n > max {
 		t.Fatalf("%d updates in %v, want at most %d", n, time.Since(start), max)
+	}
+	if m := spillName.FindStringSubmatch(mustText(t, r)); m != nil {
+		removeSpill(t, m[1])
+	} else {
+		t.Errorf("40,000 lines were not spilled: %q", text(r)[len(text(r))-150:])
 	}
 }

@@ -150,7 +150,7 @@ func TestGrepStreamingMatchesWholeFileGrep(t *testing.T) {
 // memory, and the match is found wherever it is.
 func TestGrepHugeLineIsBounded(t *testing.T) {
 	dir := t.TempDir()
-	defer func(n int) { grepLineBuffer = n }(grepLineBuffer)
+	defer func(n, m int) { readChunkSize, grepLineBuffer = n, m }(readChunkSize, grepLineBuffer)
 	grepLineBuffer = 256 << 10 // the real buffer is 4 MiB: this keeps -race quick
 	const size = 4 << 20
 	f, err := os.Create(filepath.Join(dir, "one-line.txt"))
@@ -177,7 +177,9 @@ func TestGrepHugeLineIsBounded(t *testing.T) {
 		t.Fatalf("grep allocated %d bytes for a 4 MiB file", alloc)
 	}
 
-	// and abort stops it in the middle of the line
+	// and abort stops it in the middle of the line: read a byte at a time,
+	// the 4 MiB take seconds on any machine, far beyond the abort at 50 ms
+	readChunkSize = 1
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	r, took = withinFor(t, heavyDeadline, ctx, Env{Cwd: dir}, "grep", map[string]any{"pattern": "needle$"})

@@ -309,7 +309,10 @@ func (c *Client) PromptAndWait(ctx context.Context, message string, images ...rp
 		select {
 		case <-sub.notify:
 		case <-ctx.Done():
-			return out, fmt.Errorf("pisces rpc: waiting for agent_settled: %w", ctx.Err())
+			// Everything received before the deadline is returned, even
+			// what arrived while ctx ended.
+			evs, _ := sub.since(len(out))
+			return append(out, evs...), fmt.Errorf("pisces rpc: waiting for agent_settled: %w", ctx.Err())
 		}
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/testenv"
 	"github.com/pisces-agent/pisces/rpc/client"
 )
 
@@ -16,21 +16,13 @@ import (
 var piscesBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pisces-client-test")
-	if err != nil {
+	var err error
+	if piscesBin, err = testenv.PiscesBinary(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	piscesBin = filepath.Join(dir, "pisces")
-	build := exec.Command("go", "build", "-o", piscesBin, "github.com/pisces-agent/pisces/cmd/pisces")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building pisces:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	testenv.Cleanup()
 	os.Exit(code)
 }
 
@@ -51,10 +43,10 @@ func start(t *testing.T, script string, sessions bool, extra ...string) *client.
 		args = append(args, "--no-session")
 	}
 	args = append(args, extra...)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := client.StartWith(ctx, []client.Option{
-		client.WithTimeout(20 * time.Second),
+		client.WithTimeout(time.Minute),
 		client.WithGracePeriod(2 * time.Second),
 		client.WithDir(dir),
 	}, piscesBin, args...)
@@ -70,7 +62,7 @@ func start(t *testing.T, script string, sessions bool, extra ...string) *client.
 }
 
 func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/testenv"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -20,27 +21,18 @@ var update = flag.Bool("update", false, "rewrite docs/rpc.schema.json")
 
 const goldenPath = "../../docs/rpc.schema.json"
 
-// binary is the pisces binary built by TestMain ("" if the build failed).
+// binary is the pisces binary (testenv.PiscesBinary).
 var binary string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "pisces-schema-test")
-	if err != nil {
+	var err error
+	if binary, err = testenv.PiscesBinary(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin := filepath.Join(dir, "pisces")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/pisces-agent/pisces/cmd/pisces")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building pisces:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	binary = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	testenv.Cleanup()
 	os.Exit(code)
 }
 
@@ -54,14 +46,14 @@ func generate(t *testing.T) []byte {
 }
 
 // TestGolden fails when regenerating would change docs/rpc.schema.json.
-// Run `go test ./rpc/schema -update` to rewrite it.
+// Run `go test ./rpc/schema -update` to rewrite it (refused when CI is set);
+// the rewritten file is then compared like any other.
 func TestGolden(t *testing.T) {
 	got := generate(t)
-	if *update {
+	if testenv.Update(t, *update) {
 		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
 	}
 	want, err := os.ReadFile(goldenPath)
 	if err != nil {
@@ -237,7 +229,7 @@ func checkSession(t *testing.T, wire string) {
 	// validates each.
 	next := func(until func(map[string]any) bool) map[string]any {
 		t.Helper()
-		timeout := time.After(20 * time.Second)
+		timeout := time.After(time.Minute)
 		for {
 			select {
 			case line, ok := <-lines:

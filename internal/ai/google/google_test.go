@@ -587,7 +587,7 @@ func TestAbortSlowStream(t *testing.T) {
 		w.(http.Flusher).Flush()
 		select {
 		case <-r.Context().Done():
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Error("the client did not hang up")
 		}
 	})
@@ -603,7 +603,7 @@ func TestAbortSlowStream(t *testing.T) {
 	start := time.Now()
 	msg := New().Stream(ctx, simpleRequest(testModel(srv.URL, "gemini-2.5-flash")), emit)
 	checkFinal(t, rec, msg)
-	if time.Since(start) > 5*time.Second {
+	if time.Since(start) > 30*time.Second { // the server holds the stream for a minute
 		t.Errorf("abort took %v", time.Since(start))
 	}
 	checkLines(t, rec, []string{"start", "text_start 0", `text_delta 0 "Hello"`, "error aborted"})

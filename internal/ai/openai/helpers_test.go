@@ -97,7 +97,7 @@ func serveCut(t *testing.T, name string) http.HandlerFunc {
 }
 
 // serveSlow sends the first n events of a stream and then waits for the
-// client to go away (or a safety timeout).
+// client to go away (or a minute, a safety bound).
 func serveSlow(t *testing.T, name string, n int) http.HandlerFunc {
 	body := string(fixture(t, name))
 	events := strings.SplitAfter(body, "\n\n")
@@ -110,7 +110,7 @@ func serveSlow(t *testing.T, name string, n int) http.HandlerFunc {
 		w.(http.Flusher).Flush()
 		select {
 		case <-r.Context().Done():
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 		}
 	}
 }

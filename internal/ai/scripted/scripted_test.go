@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/fetch/fetchtest"
@@ -67,8 +66,15 @@ func TestTurnsReplayInOrder(t *testing.T) {
 func TestCancelEndsWithAborted(t *testing.T) {
 	p, _ := Parse([]byte(`{"turns":[{"content":[{"type":"text","text":"abc"}],"hang":true}]}`), "t")
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	evs, m := stream(t, p, ctx)
+	defer cancel()
+	// Cancelled once the text is out and the turn hangs.
+	var evs []ai.AssistantEvent
+	m := p.Stream(ctx, &ai.Request{Model: p.Model()}, func(e ai.AssistantEvent) {
+		evs = append(evs, e)
+		if e.Type == ai.EvTextEnd {
+			cancel()
+		}
+	})
 	if m.StopReason != ai.StopAborted || m.Content[0].Text != "abc" {
 		t.Fatalf("message %+v", m)
 	}

@@ -61,6 +61,9 @@ type writer struct {
 	// queued behind the waiting one (or the writer closes): the delta
 	// can no longer be merged into, so it goes out at once.
 	wake chan struct{}
+	// onWait, when set, is called each time the loop starts waiting out
+	// the interval (tests queue frames behind the waiting delta).
+	onWait func()
 
 	frames int64 // lines written (for tests and benchmarks)
 	err    error
@@ -72,7 +75,13 @@ type writer struct {
 const maxFreeFrames = 64
 
 func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
+	return newWriterOnWait(w, interval, errOut, nil)
+}
+
+// newWriterOnWait is newWriter with the writer's onWait set.
+func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWait func()) *writer {
 	wr := &writer{
+		onWait:    onWait,
 		done:      make(chan struct{}),
 		out:       bufio.NewWriterSize(w, 64<<10),
 		dst:       w,
@@ -239,6 +248,9 @@ func (w *writer) loop() {
 			if wait := time.Until(w.lastDelta.Add(w.interval)); wait > 0 {
 				w.mu.Unlock()
 				w.flush()
+				if w.onWait != nil {
+					w.onWait()
+				}
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:

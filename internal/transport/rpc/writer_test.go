@@ -116,7 +116,13 @@ func TestIntervalZeroKeepsEveryChunk(t *testing.T) {
 // not held back for the rest of the interval.
 func TestWaitingDeltaGoesOutWhenAFrameQueuesBehindIt(t *testing.T) {
 	pr, pw := io.Pipe()
-	w := newWriter(pw, time.Hour, io.Discard)
+	waiting := make(chan struct{}, 1)
+	w := newWriterOnWait(pw, time.Hour, io.Discard, func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	})
 	lines := make(chan line, 16)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -136,8 +142,8 @@ func TestWaitingDeltaGoesOutWhenAFrameQueuesBehindIt(t *testing.T) {
 				t.Fatalf("got %s, want %s", got, want)
 			}
 			return l
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s not written within 10 s (the delta interval is an hour)", want)
+		case <-time.After(time.Minute):
+			t.Fatalf("%s not written within a minute (the delta interval is an hour)", want)
 		}
 		return line{}
 	}
@@ -148,7 +154,11 @@ func TestWaitingDeltaGoesOutWhenAFrameQueuesBehindIt(t *testing.T) {
 	next("message_update/text_start")
 	next("message_update/text_delta") // the block's first delta: at once
 	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, Delta: "b"}})
-	time.Sleep(20 * time.Millisecond) // the writer now waits to merge more
+	select { // the writer now waits to merge more
+	case <-waiting:
+	case <-time.After(time.Minute):
+		t.Fatal("the writer did not wait to merge the second delta")
+	}
 	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, Delta: "c"}})
 	w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextEnd, Content: "abc"}})
 	if l := next("message_update/text_delta"); l.AME.Delta != "bc" {

@@ -1,5 +1,0 @@
-//go:build !race
-
-package browse
-
-const raceEnabled = false
