@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 var updateRequests = flag.Bool("update", false, "rewrite the request bodies in testdata/requests")
@@ -236,14 +237,13 @@ func TestCompletionsRequestBodies(t *testing.T) {
 				t.Fatalf("%d requests", len(srv.reqs))
 			}
 			path := filepath.Join("testdata", "requests", "completions_"+tc.name+".json")
-			if *updateRequests {
+			if testenv.Update(t, *updateRequests) { // then compared like any other run
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(path, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				return
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/sessions"
 	"github.com/pisces-agent/pisces/internal/settings"
+	"github.com/pisces-agent/pisces/internal/tools"
 	rpcmode "github.com/pisces-agent/pisces/internal/transport/rpc"
 )
 
@@ -47,6 +48,13 @@ type testServer struct {
 // scripted provider's JSON); mod may change the options first.
 func newTestServer(t *testing.T, script string, mod func(*Options)) *testServer {
 	t.Helper()
+	return newTestServerTools(t, script, nil, mod)
+}
+
+// newTestServerTools is newTestServer with tls as the sessions' tools (all
+// of them active; nil: the defaults, of which none is provided).
+func newTestServerTools(t *testing.T, script string, tls []tools.Tool, mod func(*Options)) *testServer {
+	t.Helper()
 	dir := t.TempDir()
 	p, err := scripted.Parse([]byte(script), "test")
 	if err != nil {
@@ -63,7 +71,12 @@ func newTestServer(t *testing.T, script string, mod func(*Options)) *testServer 
 			return nil, err
 		}
 		d, _ := trust.Known(req.Store.Cwd())
+		var active []string
+		for _, tl := range tls {
+			active = append(active, tl.Name())
+		}
 		s, err := core.New(core.Options{
+			Tools: tls, ActiveTools: active,
 			AgentDir: agentDir, Cwd: req.Store.Cwd(), Settings: st, Models: reg, Store: req.Store,
 			SessionDir: sessDir, Model: p.Model(), PreferStored: !req.Initial, Trusted: d.Trusted, Trust: trust,
 			SystemPrompt: "You are a test agent.", NoContextFiles: true, Log: io.Discard,
@@ -98,6 +111,22 @@ func newTestServer(t *testing.T, script string, mod func(*Options)) *testServer 
 	t.Cleanup(srv.Shutdown)
 	addr := srv.Addr().String()
 	return &testServer{t: t, srv: srv, dir: dir, base: "http://" + addr, ws: "ws://" + addr + "/ws", trust: trust}
+}
+
+// gateTool is a tool whose calls run until release is closed (or the call
+// is aborted): a run that is still going for as long as a test needs.
+type gateTool struct{ release chan struct{} }
+
+func (g gateTool) Name() string                { return "gate" }
+func (g gateTool) Description() string         { return "Waits until the test opens the gate" }
+func (g gateTool) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (g gateTool) Execute(ctx context.Context, c tools.Call) (tools.Result, error) {
+	select {
+	case <-g.release:
+		return tools.TextResult("opened"), nil
+	case <-ctx.Done():
+		return tools.ErrorResult("aborted"), nil
+	}
 }
 
 // client is a WebSocket client that records every frame it reads.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/tools"
 )
 
 // A dialog reaches every client on the session, one that attaches while
@@ -117,13 +119,18 @@ func TestLockedSessionIsReadOnly(t *testing.T) {
 // sees it running and gets its remaining events. Once it is over and
 // nobody watches, the session is unloaded and its lock removed.
 func TestUnwatchedRunGoesOn(t *testing.T) {
-	script := `{"turns":[{"content":[{"type":"text","text":"` + strings.Repeat("word ", 60) + `"}],"chunkSize":5,"delayMs":20}]}`
-	ts := newTestServer(t, script, nil)
+	// The run's tool call lasts until the test opens the gate, once the
+	// second client is attached: the run is still going then, however slow
+	// the machine.
+	gate := gateTool{release: make(chan struct{})}
+	script := `{"turns":[{"content":[{"type":"toolCall","id":"c1","name":"gate","arguments":{}}]},` +
+		`{"content":[{"type":"text","text":"` + strings.Repeat("word ", 60) + `"}],"chunkSize":5}]}`
+	ts := newTestServerTools(t, script, []tools.Tool{gate}, nil)
 	a := ts.dial("")
 	a.call("n1", `{"id":"n1","type":"new_session"}`)
 	id := a.event("session_changed", 2)["sessionId"].(string)
 	a.call("p1", `{"id":"p1","type":"prompt","message":"hi"}`)
-	a.event("message_update", 2)
+	a.event("tool_execution_start", 1)
 	a.c.CloseNow()
 	waitClients(t, ts, 0)
 	b := ts.dial("&session=" + id)
@@ -131,9 +138,13 @@ func TestUnwatchedRunGoesOn(t *testing.T) {
 	st := data(b.call("s1", `{"id":"s1","type":"get_state"}`))
 	file, _ := st["sessionFile"].(string)
 	if st["isStreaming"] != true {
-		t.Skipf("the run ended before the second client attached (slow machine): %v", st)
+		t.Fatalf("the run is not going when the second client attaches: %v", st)
 	}
+	close(gate.release)
 	b.event("agent_settled", 1)
+	if n := b.count(ofType("message_update")); n == 0 {
+		t.Fatal("the second client got none of the answer streamed after it attached")
+	}
 	lock := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".lock")
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatalf("no lock beside %s while it is open: %v", file, err)
