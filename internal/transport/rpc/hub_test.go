@@ -88,11 +88,15 @@ func TestUnattendedDialogEnds(t *testing.T) {
 	}
 
 	// With a client attached, the dialog reaches it (also when it is
-	// already open) and its answer counts.
+	// already open) and its answer counts. On a hub with the default
+	// unattended period: however long the client takes to attach, the
+	// dialog has not given up on it.
+	h2 := NewHub(newCore(t), HubOptions{Shared: true})
+	defer h2.Close()
 	pr, pw := io.Pipe()
-	c := NewConn(h, pw, Options{})
+	c := NewConn(h2, pw, Options{})
 	out := frames(t, pr)
-	go func() { got <- h.UI().Dialog(context.Background(), "editor", map[string]any{"title": "Edit"}, 0) }()
+	go func() { got <- h2.UI().Dialog(context.Background(), "editor", map[string]any{"title": "Edit"}, 0) }()
 	c.Start("")
 	req := next(t, out, "extension_ui_request")
 	if req["method"] != "editor" {
