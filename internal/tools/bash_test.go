@@ -167,15 +167,24 @@ func TestBashStreamsUpdates(t *testing.T) {
 		updates = append(updates, text(r))
 		seen <- text(r)
 	}
+	// The test holds one end of the fifo open, for reading and writing, the
+	// whole time; each "go" line waits in the pipe until the command's next
+	// read takes it. (A writer opened per line raced with the command: a
+	// read that opened while the last writer was still closing saw end of
+	// file.)
+	fifo, err := os.OpenFile(filepath.Join(dir, "next"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fifo.Close()
+	written := make(chan struct{})
 	go func() {
+		defer close(written)
 		for range seen {
-			f, err := os.OpenFile(filepath.Join(dir, "next"), os.O_WRONLY, 0)
-			if err != nil {
+			if _, err := fifo.WriteString("go\n"); err != nil {
 				t.Error(err)
 				return
 			}
-			f.WriteString("go\n")
-			f.Close()
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -183,6 +192,7 @@ func TestBashStreamsUpdates(t *testing.T) {
 	r := runCtx(t, ctx, Env{Cwd: dir}, "bash",
 		map[string]any{"command": "for i in 1 2 3 4; do echo $i; read x < next; done"}, onUpdate)
 	close(seen)
+	<-written
 	if got := mustText(t, r); got != "1\n2\n3\n4\n" {
 		t.Fatalf("final %q", got)
 	}
