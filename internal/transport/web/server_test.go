@@ -323,36 +323,6 @@ func TestBadFramesKeepTheConnection(t *testing.T) {
 	}
 }
 
-// A client that stops reading delays no one: the other client's run goes
-// on, and the stalled one is disconnected once a frame has waited for it
-// past the write timeout.
-func TestStalledReaderDelaysNoOne(t *testing.T) {
-	// A long text, sent again whole in message_end, turn_end and
-	// agent_end, fills the stalled client's socket buffers.
-	script := `{"chunkSize":65536,"turns":[{"content":[{"type":"text","text":"` + strings.Repeat("x", 4<<20) + `"}]}]}`
-	ts := newTestServer(t, script, func(o *Options) { o.WriteTimeout = 3 * time.Second })
-	stalled, err := ts.tryDialRaw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stalled.CloseNow()
-	b := ts.dial("")
-	b.event("ready", 1)
-	waitClients(t, ts, 2)
-	b.call("p1", `{"id":"p1","type":"prompt","message":"hi"}`)
-	b.event("agent_settled", 1)
-	// The stalled client is dropped; the server counts one client again.
-	waitClients(t, ts, 1)
-}
-
-// tryDialRaw connects and never reads.
-func (ts *testServer) tryDialRaw() (*websocket.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, ts.ws+"?token="+testToken, nil)
-	return c, err
-}
-
 // waitClients waits until the server counts n clients (/health says so).
 func waitClients(t *testing.T, ts *testServer, n int) {
 	t.Helper()
