@@ -58,7 +58,36 @@ func (t *bashTool) Execute(ctx context.Context, call Call) (Result, error) {
 	sink := &outputSink{spills: t.env.Spills}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	onData := sink.write
 	if call.OnUpdate != nil {
+		// The first output goes out at once, from the goroutine that
+		// reads it, so a command that prints once gets exactly one
+		// update, before its result, however busy the machine; later
+		// output is sent at most every updateInterval.
+		var emitMu sync.Mutex
+		emit := func() {
+			emitMu.Lock()
+			defer emitMu.Unlock()
+			if !sink.isDirty() {
+				return
+			}
+			tr, path := sink.tail()
+			p := Result{Content: []ai.Content{ai.Text(tr.Content)}}
+			d := bashDetails{FullOutputPath: path}
+			if tr.Truncated {
+				d.Truncation = &tr
+			}
+			p.Details = details(d)
+			call.OnUpdate(p)
+		}
+		first := true
+		onData = func(p []byte) {
+			sink.write(p)
+			if first {
+				first = false
+				emit()
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -69,17 +98,7 @@ func (t *bashTool) Execute(ctx context.Context, call Call) (Result, error) {
 				case <-stop:
 					return
 				case <-tick.C:
-					if !sink.isDirty() {
-						continue
-					}
-					tr, path := sink.tail()
-					p := Result{Content: []ai.Content{ai.Text(tr.Content)}}
-					d := bashDetails{FullOutputPath: path}
-					if tr.Truncated {
-						d.Truncation = &tr
-					}
-					p.Details = details(d)
-					call.OnUpdate(p)
+					emit()
 				}
 			}
 		}()
@@ -88,7 +107,7 @@ func (t *bashTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if hasTimeout {
 		dur = time.Duration(timeout * float64(time.Second))
 	}
-	run, runErr := runShell(ctx, t.env, withPrefix(t.env, command), dur, sink.write)
+	run, runErr := runShell(ctx, t.env, withPrefix(t.env, command), dur, onData)
 	close(stop)
 	wg.Wait()
 	if runErr != nil {
