@@ -44,6 +44,11 @@ type Options struct {
 	// OnOverflow is called (from the goroutine that queued the frame, which
 	// must not wait) when the client cannot keep up with MaxQueue.
 	OnOverflow func()
+	// QueueLimit is how many bytes of output (about) may wait for a client
+	// that does not read before the run waits for it (stdio, where
+	// MaxQueue is 0): 0 means DefaultQueueLimit, a negative value no
+	// limit.
+	QueueLimit int64
 }
 
 // Server is the protocol side of one connection: its output queue, the
@@ -56,6 +61,7 @@ type Server struct {
 	mu        sync.Mutex
 	hub       *Hub
 	unsub     func()
+	unpace    func() // leaves the session's pacers (see paced)
 	detached  bool
 	finishing bool        // Finish has begun: no new command starts
 	overflow  atomic.Bool // past MaxQueue: nothing more is queued
@@ -81,7 +87,11 @@ func NewConn(hub *Hub, out io.Writer, opts Options) *Server {
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
-	s := &Server{opts: opts, w: newWriter(out, opts.DeltaInterval, opts.Stderr), sessions: opts.Sessions, hub: hub}
+	w := newWriter(out, opts.DeltaInterval, opts.Stderr)
+	if opts.QueueLimit != 0 {
+		w.limit = opts.QueueLimit
+	}
+	s := &Server{opts: opts, w: w, sessions: opts.Sessions, hub: hub}
 	if s.sessions == nil {
 		s.sessions = inPlace{}
 	}
@@ -118,6 +128,10 @@ func (s *Server) attach(h *Hub, reason string) {
 	if s.unsub != nil {
 		s.unsub()
 	}
+	if s.unpace != nil {
+		s.unpace()
+		s.unpace = nil
+	}
 	s.hub = h
 	if reason != "" && !s.full() {
 		s.w.event(h.sess.SessionChangedEvent(reason))
@@ -126,6 +140,13 @@ func (s *Server) attach(h *Hub, reason string) {
 		s.w.raw(uiRequest(newUIID(), "notify", map[string]any{"message": "Read-only session: " + ro, "notifyType": "warning"}))
 	}
 	s.unsub = h.sess.Subscribe(s.onEvent)
+	if s.paced() {
+		// This client is the session's only reader (stdio): past the
+		// queue's limit the run and the user bash command wait for it
+		// (never the goroutine that reads commands, which keeps reading,
+		// so abort and extension_ui_response get through).
+		s.unpace = h.sess.Pace(s.w.waitRoom)
+	}
 	s.mu.Unlock()
 	if old != nil && old != h {
 		old.remove(s)
@@ -146,6 +167,10 @@ func (s *Server) detach() {
 	if s.unsub != nil {
 		s.unsub()
 		s.unsub = nil
+	}
+	if s.unpace != nil {
+		s.unpace()
+		s.unpace = nil
 	}
 	s.mu.Unlock()
 	if h != nil {
@@ -281,6 +306,12 @@ func (s *Server) queueRaw(b []byte) {
 	}
 	s.w.raw(b)
 }
+
+// paced reports whether the session's run waits for this client past the
+// queue's limit: a client without MaxQueue (stdio's one client). A client
+// with MaxQueue is disconnected instead (web), and never holds up a run
+// that other clients watch.
+func (s *Server) paced() bool { return s.opts.MaxQueue <= 0 && s.w.limit > 0 }
 
 // full reports a client past MaxQueue, calling OnOverflow the first time.
 func (s *Server) full() bool {

@@ -2,6 +2,7 @@ package rpcmode
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"strings"
 	"sync"
@@ -25,6 +26,10 @@ type frame struct {
 	// merged holds the text of the deltas merged into this frame (nil
 	// while it holds one delta): appending keeps merging linear.
 	merged *strings.Builder
+
+	// size is about the number of bytes the frame will write (its text
+	// plus frameOverhead): what it counts against the queue's limit.
+	size int64
 }
 
 type blockKey struct {
@@ -35,12 +40,21 @@ type blockKey struct {
 
 // writer serialises every outgoing line onto stdout from one goroutine.
 //
-// Slow clients: the queue is unbounded, so the agent never blocks on
-// stdout. Consecutive deltas of one content block that are still queued are
-// merged into one message_update (the first delta of a block goes out at
+// Slow clients: queueing a frame never blocks, whoever queues it (the core
+// publishes events under its own locks, and the reading goroutine answers
+// commands). Consecutive deltas of one content block that are still queued
+// are merged into one message_update (the first delta of a block goes out at
 // once; later ones wait up to the delta interval so that more can join).
 // Nothing is dropped or reordered, and *_end events still carry the whole
 // content. With interval 0 no merging happens (one frame per chunk, as pi).
+//
+// Past the limit (bytes queued, counted as about what the frames will
+// write), the producers of event streams wait in waitRoom — the core calls
+// it between the events of a run and of a user bash command, holding no
+// lock — until the client has read the queue back under the limit, or
+// their context is cancelled (abort). So a client that stops reading holds
+// the run back instead of growing the process; responses and the events of
+// commands are still queued at once, and stdin is still read.
 type writer struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -65,6 +79,13 @@ type writer struct {
 	// the interval (tests queue frames behind the waiting delta).
 	onWait func()
 
+	limit      int64      // bytes queued past which waitRoom waits (<= 0: never)
+	queued     int64      // about the bytes the queued frames will write
+	peak       int64      // the most queued so far (tests)
+	room       *sync.Cond // signalled when queued falls to the limit
+	waiting    int        // producers in waitRoom
+	onRoomWait func()     // tests: called (with mu held) when a producer starts waiting
+
 	frames int64 // lines written (for tests and benchmarks)
 	err    error
 	buf    []byte   // reused to encode events (loop goroutine only)
@@ -74,6 +95,14 @@ type writer struct {
 // maxFreeFrames bounds the written frames kept for reuse.
 const maxFreeFrames = 64
 
+// DefaultQueueLimit is how much output (bytes, about) may wait for a slow
+// client before the run waits for it.
+const DefaultQueueLimit = 64 << 20
+
+// frameOverhead is what a queued frame counts besides its text: the frame
+// and event structs and the JSON members around the text.
+const frameOverhead = 256
+
 func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 	return newWriterOnWait(w, interval, errOut, nil)
 }
@@ -82,6 +111,7 @@ func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWait func()) *writer {
 	wr := &writer{
 		onWait:    onWait,
+		limit:     DefaultQueueLimit,
 		done:      make(chan struct{}),
 		out:       bufio.NewWriterSize(w, 64<<10),
 		dst:       w,
@@ -91,6 +121,7 @@ func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWa
 		wake:      make(chan struct{}, 1),
 	}
 	wr.cond = sync.NewCond(&wr.mu)
+	wr.room = sync.NewCond(&wr.mu)
 	go wr.loop()
 	return wr
 }
@@ -130,10 +161,14 @@ func (w *writer) event(ev rpc.Event) {
 						last.merged.WriteString(prev.AssistantMessageEvent.Delta)
 					}
 					last.merged.WriteString(ame.Delta)
+					grow := int64(len(ame.Delta))
 					prev.Usage = e.Usage
 					if e.Partial != nil {
+						grow += int64(messageSize(e.Partial)) - int64(messageSize(prev.Partial))
 						prev.Partial = e.Partial
 					}
+					last.size += grow
+					w.countLocked(grow)
 					return
 				}
 			}
@@ -150,8 +185,44 @@ func (w *writer) event(ev rpc.Event) {
 		queued = new(frame)
 	}
 	*queued = f
+	queued.size = eventCost(ev)
 	w.queue = append(w.queue, queued)
+	w.countLocked(queued.size)
 	w.signalLocked()
+}
+
+// countLocked adds n bytes to the queued count.
+func (w *writer) countLocked(n int64) {
+	w.queued += n
+	if w.queued > w.peak {
+		w.peak = w.queued
+	}
+}
+
+// waitRoom returns once the queue holds no more than the limit, or the
+// writer is closed, or ctx is done. Producers call it between events,
+// holding no lock; queueing itself never waits.
+func (w *writer) waitRoom(ctx context.Context) {
+	w.mu.Lock()
+	if w.limit <= 0 || w.queued <= w.limit || w.closed || ctx.Err() != nil {
+		w.mu.Unlock()
+		return
+	}
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.room.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stop()
+	w.waiting++
+	if w.onRoomWait != nil {
+		w.onRoomWait()
+	}
+	for w.queued > w.limit && !w.closed && ctx.Err() == nil {
+		w.room.Wait()
+	}
+	w.waiting--
+	w.mu.Unlock()
 }
 
 func deltaTypeOf(endType string) string {
@@ -199,12 +270,20 @@ func (w *writer) signalLocked() {
 }
 
 func (w *writer) push(f *frame) {
+	f.size = frameOverhead + int64(len(f.raw))
+	if f.resp != nil {
+		f.size += int64(len(f.resp.Data)) + int64(len(f.resp.Error))
+		if f.body != nil {
+			f.size += int64(f.body.SizeHint())
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return
 	}
 	w.queue = append(w.queue, f)
+	w.countLocked(f.size)
 	w.signalLocked()
 }
 
@@ -213,6 +292,7 @@ func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.signalLocked()
+	w.room.Broadcast()
 	w.mu.Unlock()
 	<-w.done
 }
@@ -223,6 +303,10 @@ func (w *writer) loop() {
 	for {
 		w.mu.Lock()
 		if written != nil {
+			w.queued -= written.size
+			if w.waiting > 0 && w.queued <= w.limit {
+				w.room.Broadcast()
+			}
 			// Nothing refers to a written frame any more: keep it for
 			// the next event (one frame per delta at interval 0).
 			if len(w.free) < maxFreeFrames {
