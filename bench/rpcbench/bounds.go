@@ -133,7 +133,8 @@ func (b *bench) bigPrompt() error {
 		endR := b.result(g, "prompt written → agent_end", "ms", "", 0)
 		tt := fmt.Sprintf("≤ %d MB (4× the prompt)", 4*size>>20)
 		peakR := b.result(g, "peak RSS (VmHWM) at agent_end", "MB", tt, float64(4*size>>20))
-		ratioR := b.result(g, "peak RSS / prompt size", "count", "≤ 4", 4)
+		ratioR := b.result(g, "peak RSS / prompt size", "ratio", "≤ 4", 4)
+		cpuR := b.result(g, "agent CPU, prompt written → agent_end", "ms", "", 0)
 		err := b.repeat(func(record bool) error {
 			a, err := b.start(b.workDir, append([]string{"--model", "mock/mock-model"}, v.args...)...)
 			if err != nil {
@@ -144,6 +145,7 @@ func (b *bench) bigPrompt() error {
 				return err
 			}
 			from := a.Mark()
+			cpu0, _ := a.CPU()
 			id, t0, err := a.Send(map[string]any{"type": "prompt", "message": msg})
 			if err != nil {
 				a.Kill()
@@ -162,11 +164,13 @@ func (b *bench) bigPrompt() error {
 				a.Kill()
 				return err
 			}
+			cpu1, _ := a.CPU()
 			_, hwm, _ := a.Memory()
 			if _, err := closeAgent(a); err != nil {
 				return err
 			}
 			if record {
+				cpuR.Runs = append(cpuR.Runs, ms(cpu1-cpu0))
 				respR.Runs = append(respR.Runs, ms(resp.T.Sub(t0)))
 				endR.Runs = append(endR.Runs, ms(end.T.Sub(t0)))
 				peakR.Runs = append(peakR.Runs, mb(hwm))

@@ -47,81 +47,9 @@ func eventCost(ev rpc.Event) int64 {
 	return int64(n)
 }
 
-// messageSize is about the length of a message's JSON: its texts.
-func messageSize(m ai.Message) int {
-	switch m := m.(type) {
-	case nil:
-		return 0
-	case *ai.AssistantMessage:
-		if m == nil {
-			return 0
-		}
-		return 256 + blocksSize(m.Content) + len(m.ErrorMessage)
-	case *ai.UserMessage:
-		if m == nil {
-			return 0
-		}
-		return 64 + userContentSize(m.Content)
-	case *ai.SystemMessage:
-		if m == nil {
-			return 0
-		}
-		n := 64 + userContentSize(m.Content) + len(m.Sections)
-		for _, t := range m.ToolsAdded {
-			n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters)
-		}
-		return n
-	case *ai.ToolResultMessage:
-		if m == nil {
-			return 0
-		}
-		return 128 + blocksSize(m.Content) + len(m.Details) + len(m.NestedCalls)
-	case *ai.BashExecutionMessage:
-		if m == nil {
-			return 0
-		}
-		return 128 + len(m.Command) + len(m.Output)
-	case *ai.CustomMessage:
-		if m == nil {
-			return 0
-		}
-		return 128 + userContentSize(m.Content) + len(m.Details)
-	case *ai.BranchSummaryMessage:
-		if m == nil {
-			return 0
-		}
-		return 96 + len(m.Summary)
-	case *ai.CompactionSummaryMessage:
-		if m == nil {
-			return 0
-		}
-		return 96 + len(m.Summary)
-	case *ai.UnknownMessage:
-		if m == nil {
-			return 0
-		}
-		return len(m.Raw)
-	}
-	return 256
-}
+// messageSize is about the length of a message's JSON.
+func messageSize(m ai.Message) int { return ai.ApproxSize(m) }
 
-func userContentSize(c ai.UserContent) int {
-	if c.IsString {
-		return len(c.Str)
-	}
-	return blocksSize(c.Blocks)
-}
+func blocksSize(bs []ai.Content) int { return ai.ContentSizeHint(bs) }
 
-func blocksSize(bs []ai.Content) int {
-	n := 0
-	for i := range bs {
-		n += contentSize(&bs[i])
-	}
-	return n
-}
-
-func contentSize(c *ai.Content) int {
-	return 32 + len(c.Text) + len(c.TextSignature) + len(c.Thinking) + len(c.ThinkingSignature) +
-		len(c.Data) + len(c.MimeType) + len(c.ID) + len(c.Name) + len(c.Arguments) +
-		len(c.ThoughtSignature) + len(c.ArgumentsError)
-}
+func contentSize(c *ai.Content) int { return ai.ContentSizeHint([]ai.Content{*c}) }

@@ -374,26 +374,11 @@ type call struct {
 // dispatches it. It never waits for a run, a dialog answer or another
 // command: commands that may wait run in their own goroutines.
 func (s *Server) Handle(line []byte) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		s.w.response(&rpc.Response{Command: "parse", Error: "Failed to parse command: " + err.Error()})
-		return
-	}
-	if dec.More() {
-		// Keep the id of a readable first object, so the client can match.
-		id := ""
-		if obj, ok := v.(map[string]any); ok {
-			id, _ = idOf(obj)
-		}
-		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: "Failed to parse command: unexpected data after the JSON object (one command per line)"})
-		return
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := parseCommandObject(line)
 	if !ok {
-		s.w.response(&rpc.Response{Command: "parse", Error: fmt.Sprintf("Failed to parse command: expected a JSON object, got %s", jsonKind(v))})
-		return
+		if obj, ok = s.parseFailure(line); !ok {
+			return
+		}
 	}
 	id, idErr := idOf(obj)
 	typ, hasType := obj["type"]
@@ -468,6 +453,34 @@ func (s *Server) Handle(line []byte) {
 			s.cancellable.Done()
 		}
 	}()
+}
+
+// parseFailure decodes a line that is not exactly one JSON object with
+// json.Decoder, whose errors word the response; it answers and returns
+// false, or returns the object when there was one after all.
+func (s *Server) parseFailure(line []byte) (map[string]any, bool) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		s.w.response(&rpc.Response{Command: "parse", Error: "Failed to parse command: " + err.Error()})
+		return nil, false
+	}
+	if dec.More() {
+		// Keep the id of a readable first object, so the client can match.
+		id := ""
+		if obj, ok := v.(map[string]any); ok {
+			id, _ = idOf(obj)
+		}
+		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: "Failed to parse command: unexpected data after the JSON object (one command per line)"})
+		return nil, false
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		s.w.response(&rpc.Response{Command: "parse", Error: fmt.Sprintf("Failed to parse command: expected a JSON object, got %s", jsonKind(v))})
+		return nil, false
+	}
+	return obj, true
 }
 
 // slowCommands may wait (for a run to stop, a shell command, a model call):
@@ -595,7 +608,7 @@ func jsonKind(v any) string {
 		return "boolean"
 	case json.Number, float64:
 		return "number"
-	case string:
+	case string, longString:
 		return "string"
 	case []any:
 		return "array"

@@ -89,6 +89,7 @@ type writer struct {
 	frames int64 // lines written (for tests and benchmarks)
 	err    error
 	buf    []byte   // reused to encode events (loop goroutine only)
+	sp     *splicer // writes frames of megabytes in pieces (loop goroutine only)
 	free   []*frame // written frames, for reuse (at most maxFreeFrames)
 }
 
@@ -399,7 +400,25 @@ func (w *writer) write(f *frame) {
 		if f.merged != nil {
 			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = f.merged.String()
 		}
-		b, err = rpc.AppendEvent(w.buf[:0], f.ev)
+		if f.size >= spliceMin {
+			if done, err := w.writeSpliced(f.ev); done {
+				if err != nil {
+					io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
+					return
+				}
+				w.mu.Lock()
+				w.frames++
+				w.mu.Unlock()
+				return
+			}
+		}
+		buf := w.buf[:0]
+		if f.size > maxReusedBuf {
+			// A large event (a long prompt's message_end, say) is encoded
+			// into a buffer of about its size, not grown to it by copies.
+			buf = make([]byte, 0, f.size+f.size/8)
+		}
+		b, err = rpc.AppendEvent(buf, f.ev)
 		if cap(b) <= maxReusedBuf {
 			w.buf = b
 		}
