@@ -47,7 +47,9 @@ func StringLen(s string) int {
 // first byte is not a UTF-8 continuation byte), so that escaping the parts
 // one after another is escaping their concatenation.
 type StringReader struct {
-	parts   []string
+	parts   []string // not modified
+	part    int      // the part being read
+	off     int      // how much of it has been read
 	buf     []byte // escaped text not yet read (in scratch)
 	scratch []byte // reused for each piece
 	state   int    // 0: opening quote due, 1: parts, 2: closing quote written
@@ -84,15 +86,16 @@ func (r *StringReader) Read(p []byte) (int, error) {
 			r.buf = append(r.scratch[:0], '"')
 			r.state = 1
 		case 1:
-			for len(r.parts) > 0 && r.parts[0] == "" {
-				r.parts = r.parts[1:]
+			for r.part < len(r.parts) && r.off == len(r.parts[r.part]) {
+				r.part++
+				r.off = 0
 			}
-			if len(r.parts) == 0 {
+			if r.part == len(r.parts) {
 				r.buf = append(r.scratch[:0], '"')
 				r.state = 2
 				continue
 			}
-			s := r.parts[0]
+			s := r.parts[r.part][r.off:]
 			cut := min(len(s), stringChunk)
 			// Cut before a character's first byte, never inside one:
 			// escaping then reads every character whole.
@@ -102,7 +105,7 @@ func (r *StringReader) Read(p []byte) (int, error) {
 			if cut == 0 {
 				cut = min(len(s), stringChunk)
 			}
-			r.parts[0] = s[cut:]
+			r.off += cut
 			if r.scratch == nil {
 				r.scratch = make([]byte, 0, 2*stringChunk)
 			}

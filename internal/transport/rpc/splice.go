@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"io"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/jsonx"
@@ -29,7 +31,7 @@ const longText = 64 << 10
 // splicer collects the long texts of one frame.
 type splicer struct {
 	prefix string // "pisces-text-<random>-": no alias collides with text
-	texts  []string
+	texts  [][]string
 }
 
 func newSplicer() *splicer {
@@ -38,9 +40,24 @@ func newSplicer() *splicer {
 	return &splicer{prefix: "pisces-text-" + hex.EncodeToString(b[:]) + "-"}
 }
 
-func (sp *splicer) alias(s string) string {
-	sp.texts = append(sp.texts, s)
+func (sp *splicer) alias(s string) string { return sp.aliasParts([]string{s}) }
+
+// aliasParts stands for the concatenation of parts (each part after the
+// first must start at a character boundary: see jsonx.StringReader).
+func (sp *splicer) aliasParts(parts []string) string {
+	sp.texts = append(sp.texts, parts)
 	return sp.prefix + strconv.Itoa(len(sp.texts)-1) + "."
+}
+
+// joinable reports whether escaping parts one after another is escaping
+// their concatenation: no part after the first starts inside a character.
+func joinable(parts []string) bool {
+	for i, p := range parts {
+		if i > 0 && p != "" && !utf8.RuneStart(p[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // outlineEvent returns ev, or a shallow copy of it whose long texts are
@@ -97,15 +114,25 @@ func outlineEvent(ev rpc.Event, alias func(string) string) rpc.Event {
 	return ev
 }
 
-// writeSpliced writes a large event in pieces. It returns false, having
-// written nothing, when the event holds no long text.
-func (w *writer) writeSpliced(ev rpc.Event) (bool, error) {
+// writeSpliced writes a large event in pieces; deltas, when not nil, are
+// the merged deltas of a message_update, its text. It returns false,
+// having written nothing, when the event holds no long text.
+func (w *writer) writeSpliced(ev rpc.Event, deltas []string) (bool, error) {
 	if w.sp == nil {
 		w.sp = newSplicer()
 	}
 	sp := w.sp
 	sp.texts = sp.texts[:0]
 	defer func() { clear(sp.texts) }()
+	if deltas != nil {
+		e := *ev.(*rpc.MessageUpdateEvent)
+		if joinable(deltas) {
+			e.AssistantMessageEvent.Delta = sp.aliasParts(deltas)
+		} else {
+			e.AssistantMessageEvent.Delta = strings.Join(deltas, "")
+		}
+		ev = &e
+	}
 	out := outlineEvent(ev, sp.alias)
 	if len(sp.texts) == 0 {
 		return false, nil
@@ -137,7 +164,7 @@ func (w *writer) writeSpliced(ev rpc.Event) (bool, error) {
 			break
 		}
 		w.out.Write(rest[:i])
-		if _, err := io.Copy(w.out, jsonx.NewStringReader(sp.texts[k])); err != nil {
+		if _, err := io.Copy(w.out, jsonx.NewStringReader(sp.texts[k]...)); err != nil {
 			w.err = err
 			return true, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/rpc"
@@ -73,5 +74,45 @@ func TestLargeFramesWrittenInPiecesUnchanged(t *testing.T) {
 	}
 	if w.sp == nil {
 		t.Fatal("no frame was written in pieces")
+	}
+}
+
+// Deltas merged while the client does not read (megabytes of them) are
+// written in pieces too, as one delta holding them all.
+func TestMergedDeltasOfMegabytes(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		pr, pw := io.Pipe()
+		w := newWriter(pw, time.Hour, io.Discard)
+		w.event(&rpc.MessageStartEvent{Message: &ai.AssistantMessage{Role: ai.RoleAssistant}})
+		w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextStart}})
+		var want strings.Builder
+		for i := 0; i < 3000; i++ {
+			d := strings.Repeat(`é "x" `, 100)
+			if split && i == 1500 {
+				d = "\x80" + d // starts inside a character: the deltas are joined
+			}
+			want.WriteString(d)
+			w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextDelta, Delta: d}})
+		}
+		w.event(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: ai.EvTextEnd, Content: want.String()}})
+		done := make(chan struct{})
+		go func() { w.close(); pw.Close(); close(done) }()
+		lines := parse(t, pr)
+		<-done
+		var got strings.Builder
+		frames := 0
+		for _, l := range lines {
+			if l.AME.Type == ai.EvTextDelta {
+				frames++
+				got.WriteString(l.AME.Delta)
+			}
+		}
+		// The one invalid byte is written as U+FFFD.
+		if got.String() != strings.ToValidUTF8(want.String(), "\uFFFD") {
+			t.Fatalf("split=%v: merged text differs (%d bytes, want %d)", split, got.Len(), want.Len())
+		}
+		if frames > 3 {
+			t.Fatalf("split=%v: %d delta frames, want them merged", split, frames)
+		}
 	}
 }

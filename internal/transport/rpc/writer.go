@@ -23,9 +23,11 @@ type frame struct {
 	block   blockKey
 	isDelta bool
 	first   bool // first delta of its block: goes out at once
-	// merged holds the text of the deltas merged into this frame (nil
-	// while it holds one delta): appending keeps merging linear.
-	merged *strings.Builder
+	// merged holds the deltas merged into this frame, in order (nil while
+	// it holds one delta): appending keeps merging linear, and the text is
+	// not copied until it is written (a client that stops reading lets it
+	// grow to the queue's limit).
+	merged []string
 
 	// size is about the number of bytes the frame will write (its text
 	// plus frameOverhead): what it counts against the queue's limit.
@@ -158,10 +160,9 @@ func (w *writer) event(ev rpc.Event) {
 						cp := *prev
 						prev = &cp
 						last.ev = prev
-						last.merged = &strings.Builder{}
-						last.merged.WriteString(prev.AssistantMessageEvent.Delta)
+						last.merged = []string{prev.AssistantMessageEvent.Delta}
 					}
-					last.merged.WriteString(ame.Delta)
+					last.merged = append(last.merged, ame.Delta)
 					grow := int64(len(ame.Delta))
 					prev.Usage = e.Usage
 					if e.Partial != nil {
@@ -397,11 +398,8 @@ func (w *writer) write(f *frame) {
 		w.mu.Unlock()
 		return
 	default:
-		if f.merged != nil {
-			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = f.merged.String()
-		}
 		if f.size >= spliceMin {
-			if done, err := w.writeSpliced(f.ev); done {
+			if done, err := w.writeSpliced(f.ev, f.merged); done {
 				if err != nil {
 					io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
 					return
@@ -411,6 +409,9 @@ func (w *writer) write(f *frame) {
 				w.mu.Unlock()
 				return
 			}
+		}
+		if f.merged != nil {
+			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = strings.Join(f.merged, "")
 		}
 		buf := w.buf[:0]
 		if f.size > maxReusedBuf {
