@@ -50,9 +50,9 @@ type StringReader struct {
 	parts   []string // not modified
 	part    int      // the part being read
 	off     int      // how much of it has been read
-	buf     []byte // escaped text not yet read (in scratch)
-	scratch []byte // reused for each piece
-	state   int    // 0: opening quote due, 1: parts, 2: closing quote written
+	buf     []byte   // escaped text not yet read (in scratch)
+	scratch []byte   // reused for each piece
+	state   int      // 0: opening quote due, 1: parts, 2: closing quote written
 }
 
 // NewStringReader returns a StringReader over parts.
