@@ -44,7 +44,7 @@ func (z sizer) blocks(bs []Content) int {
 		c := &bs[i]
 		n += 64 + z.str(c.Text) + z.str(c.Thinking) + z.str(c.Data) + len(c.Arguments) +
 			len(c.TextSignature) + len(c.ThinkingSignature) + len(c.ID) + len(c.Name) +
-			len(c.ArgumentsError) + len(c.MimeType) + len(c.ThoughtSignature) + len(c.Namespace)
+			len(c.ArgumentsError) + len(c.MimeType) + len(c.URL) + len(c.ThoughtSignature) + len(c.Namespace)
 	}
 	return n
 }
