@@ -21,34 +21,38 @@ import (
 )
 
 // newScriptedSession is a core session (in memory, no tools) whose model
-// is the scripted provider playing script.
-func newScriptedSession(t *testing.T, script string) *core.Session {
+// is the scripted provider playing script, closed when the test ends.
+func newScriptedSession(t testing.TB, script string) *core.Session {
 	t.Helper()
-	dir := t.TempDir()
-	p, err := scripted.Parse([]byte(script), "test")
+	s, err := scriptedSession(t.TempDir(), script)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// scriptedSession is newScriptedSession in dir, closed by the caller.
+func scriptedSession(dir, script string) (*core.Session, error) {
+	p, err := scripted.Parse([]byte(script), "test")
+	if err != nil {
+		return nil, err
 	}
 	reg := models.NewRegistry()
 	reg.Add(&models.ProviderEntry{Name: scripted.ProviderName, Provider: p, Models: []*ai.Model{p.Model()}, NoKey: true})
 	agentDir := filepath.Join(dir, "agent")
 	st, err := settings.Load(agentDir, dir)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	store, err := session.New(session.Options{Cwd: dir, InMemory: true})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	s, err := core.New(core.Options{
+	return core.New(core.Options{
 		AgentDir: agentDir, Cwd: dir, Settings: st, Models: reg, Store: store, InMemory: true,
 		Model: p.Model(), NoContextFiles: true, Log: io.Discard, ActiveTools: []string{},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 func within(t *testing.T, what string, done <-chan struct{}) {
