@@ -84,7 +84,7 @@ func decodeLong(line []byte, v any) error {
 
 // collectAfter is the size of long strings in one command from which
 // decode collects garbage before returning.
-const collectAfter = 16 << 20
+const collectAfter = 4 << 20
 
 // longStringSpans returns the byte ranges of the string values (not
 // member names) of at least longStringMin bytes in valid JSON.
