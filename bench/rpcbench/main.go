@@ -204,9 +204,11 @@ func run(c config) error {
 	} else {
 		defer os.RemoveAll(tmp)
 		// An interrupted run cleans up too (the agents see their stdin
-		// close when this process ends).
+		// close when this process ends). Not SIGPIPE: with it caught, a
+		// write to any closed socket raises it too (the mock writing to an
+		// agent that aborted its request), not only a closed stdout.
 		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		go func() {
 			<-sig
 			os.RemoveAll(tmp)
