@@ -318,3 +318,49 @@ func TestStalledClientHoldsBashBack(t *testing.T) {
 		t.Fatalf("%d bytes of output streamed: bash was not held back", out.Len())
 	}
 }
+
+// A client with MaxQueue (web) never holds a run back, whatever its byte
+// limit: when it stops reading, the run still ends for the other client of
+// the session, and the stalled one is cut off instead.
+func TestCutOffClientNeverPacesTheRun(t *testing.T) {
+	// 50 KB in 500 deltas: far past both limits of the stalled client
+	// (the frames reader takes lines up to 64 KB)
+	full := strings.Repeat("0123456789", 5_000)
+	script, _ := json.Marshal(map[string]any{
+		"chunkSize": 100,
+		"turns":     []any{map[string]any{"content": []any{map[string]any{"type": "text", "text": full}}}},
+	})
+	sess := newScriptedSession(t, string(script))
+	h := NewHub(sess, HubOptions{Shared: true})
+	defer h.Close()
+	blocked := &blockingWriter{release: make(chan struct{})}
+	overflows := make(chan struct{}, 1)
+	slow := NewConn(h, blocked, Options{MaxQueue: 64, QueueLimit: 4 << 10, OnOverflow: func() {
+		select {
+		case overflows <- struct{}{}:
+		default:
+		}
+	}})
+	slow.w.mu.Lock()
+	slow.w.onRoomWait = func() { t.Error("the run waited for a client with MaxQueue") }
+	slow.w.mu.Unlock()
+	slow.Start("")
+	pr, pw := io.Pipe()
+	fast := NewConn(h, pw, Options{})
+	out := frames(t, pr)
+	fast.Start("")
+	next(t, out, "ready")
+	fast.Handle([]byte(`{"id":"p1","type":"prompt","message":"go"}`))
+	if s := next(t, out, "agent_settled"); s["aborted"] != false {
+		t.Fatalf("run ended: %v", s)
+	}
+	select {
+	case <-overflows:
+	case <-time.After(waitLimit):
+		t.Fatal("the stalled client was not cut off")
+	}
+	close(blocked.release)
+	slow.Finish()
+	fast.Finish()
+	pw.Close()
+}
