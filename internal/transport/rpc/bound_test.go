@@ -364,3 +364,51 @@ func TestCutOffClientNeverPacesTheRun(t *testing.T) {
 	fast.Finish()
 	pw.Close()
 }
+
+// A client with MaxQueue (web) is also cut off once the bytes queued for
+// it pass its byte limit, however few frames they are (merged deltas, a
+// long message_end): a stalled web client cannot make the process grow
+// until its write timeout.
+func TestCutOffClientPastItsByteLimit(t *testing.T) {
+	full := strings.Repeat("0123456789", 5_000) // 50 KB in 500 deltas
+	script, _ := json.Marshal(map[string]any{
+		"chunkSize": 100,
+		"turns":     []any{map[string]any{"content": []any{map[string]any{"type": "text", "text": full}}}},
+	})
+	sess := newScriptedSession(t, string(script))
+	h := NewHub(sess, HubOptions{Shared: true})
+	defer h.Close()
+	blocked := &blockingWriter{release: make(chan struct{})}
+	overflows := make(chan struct{}, 1)
+	const limit = 8 << 10
+	slow := NewConn(h, blocked, Options{MaxQueue: 1 << 20, QueueLimit: limit, DeltaInterval: 16 * time.Millisecond, OnOverflow: func() {
+		select {
+		case overflows <- struct{}{}:
+		default:
+		}
+	}})
+	slow.Start("")
+	pr, pw := io.Pipe()
+	fast := NewConn(h, pw, Options{})
+	out := frames(t, pr)
+	fast.Start("")
+	next(t, out, "ready")
+	fast.Handle([]byte(`{"id":"p1","type":"prompt","message":"go"}`))
+	next(t, out, "agent_settled")
+	select {
+	case <-overflows:
+	case <-time.After(waitLimit):
+		t.Fatal("the stalled client was not cut off past its byte limit")
+	}
+	// Nothing is queued past the limit but the frame that crossed it.
+	slow.w.mu.Lock()
+	peak := slow.w.peak
+	slow.w.mu.Unlock()
+	if max := int64(limit + 4<<10); peak > max {
+		t.Fatalf("the cut-off client's queue reached %d bytes (limit %d)", peak, limit)
+	}
+	close(blocked.release)
+	slow.Finish()
+	fast.Finish()
+	pw.Close()
+}

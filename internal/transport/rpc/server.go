@@ -38,16 +38,18 @@ type Options struct {
 	// session's store in place, the one-client behaviour of stdio.
 	Sessions Sessions
 	// MaxQueue bounds the frames waiting for this client (after deltas
-	// were merged); past it OnOverflow runs once and nothing more is
-	// queued. 0: no bound (stdio, whose one client is the only reader).
+	// were merged); past it, or past QueueLimit bytes, OnOverflow runs
+	// once and nothing more is queued. 0: no bound (stdio, whose one
+	// client is the only reader: QueueLimit paces the run instead).
 	MaxQueue int
 	// OnOverflow is called (from the goroutine that queued the frame, which
-	// must not wait) when the client cannot keep up with MaxQueue.
+	// must not wait) when the client cannot keep up with MaxQueue or
+	// QueueLimit.
 	OnOverflow func()
 	// QueueLimit is how many bytes of output (about) may wait for a client
-	// that does not read before the run waits for it (stdio, where
-	// MaxQueue is 0): 0 means DefaultQueueLimit, a negative value no
-	// limit.
+	// that does not read: past it the run waits for a client without
+	// MaxQueue (stdio), and a client with MaxQueue is cut off as past
+	// MaxQueue (web). 0 means DefaultQueueLimit, a negative value no limit.
 	QueueLimit int64
 }
 
@@ -313,7 +315,9 @@ func (s *Server) queueRaw(b []byte) {
 // that other clients watch.
 func (s *Server) paced() bool { return s.opts.MaxQueue <= 0 && s.w.limit > 0 }
 
-// full reports a client past MaxQueue, calling OnOverflow the first time.
+// full reports a client past MaxQueue frames or past the queue's byte
+// limit, calling OnOverflow the first time. Only a client with MaxQueue
+// (web) can be full; it gets nothing more and is disconnected.
 func (s *Server) full() bool {
 	if s.opts.MaxQueue <= 0 {
 		return false
@@ -321,7 +325,7 @@ func (s *Server) full() bool {
 	if s.overflow.Load() {
 		return true
 	}
-	if s.w.pending() < s.opts.MaxQueue {
+	if frames, bytes := s.w.backlog(); frames < s.opts.MaxQueue && (s.w.limit <= 0 || bytes <= s.w.limit) {
 		return false
 	}
 	if s.overflow.CompareAndSwap(false, true) && s.opts.OnOverflow != nil {

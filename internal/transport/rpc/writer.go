@@ -258,6 +258,14 @@ func (w *writer) pending() int {
 	return len(w.queue)
 }
 
+// backlog returns the frames waiting to be written and about the bytes
+// they will write.
+func (w *writer) backlog() (frames int, bytes int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue), w.queued
+}
+
 // raw queues pre-encoded JSON.
 func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
 
