@@ -404,6 +404,7 @@ func TestCutOffClientPastItsByteLimit(t *testing.T) {
 	slow.w.mu.Lock()
 	peak := slow.w.peak
 	slow.w.mu.Unlock()
+	t.Logf("peak %d bytes", peak)
 	if max := int64(limit + 4<<10); peak > max {
 		t.Fatalf("the cut-off client's queue reached %d bytes (limit %d)", peak, limit)
 	}
