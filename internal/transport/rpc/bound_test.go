@@ -84,6 +84,7 @@ type stalled struct {
 	outR    *os.File
 	outW    *os.File
 	inW     *io.PipeWriter
+	stop    chan struct{} // closing it stops Serve, as a signal does
 	served  chan struct{}
 	waiting chan struct{} // closed when a producer first waits for room
 }
@@ -96,7 +97,7 @@ func startStalled(t *testing.T, sess *core.Session, opts Options) *stalled {
 	t.Cleanup(func() { outR.Close() })
 	inR, inW := io.Pipe()
 	st := &stalled{t: t, srv: New(sess, outW, opts), outR: outR, outW: outW, inW: inW,
-		served: make(chan struct{}), waiting: make(chan struct{})}
+		stop: make(chan struct{}), served: make(chan struct{}), waiting: make(chan struct{})}
 	st.srv.w.mu.Lock()
 	st.srv.w.onRoomWait = func() {
 		select {
@@ -108,7 +109,7 @@ func startStalled(t *testing.T, sess *core.Session, opts Options) *stalled {
 	st.srv.w.mu.Unlock()
 	go func() {
 		defer close(st.served)
-		st.srv.Serve(inR, nil)
+		st.srv.Serve(inR, st.stop)
 	}()
 	return st
 }
@@ -412,4 +413,25 @@ func TestCutOffClientPastItsByteLimit(t *testing.T) {
 	slow.Finish()
 	fast.Finish()
 	pw.Close()
+}
+
+// A shutdown (a signal) does not wait for a client that stops reading:
+// Serve gives the queued output a moment to go out and returns, so the
+// process exits within its few seconds with the client's stdout full.
+func TestShutdownDoesNotWaitForAStalledClient(t *testing.T) {
+	full := strings.Repeat("0123456789", 400_000) // 4 MB: far more than the pipe and the limit
+	script, _ := json.Marshal(map[string]any{
+		"chunkSize": 1000,
+		"turns":     []any{map[string]any{"content": []any{map[string]any{"type": "text", "text": full}}, "hang": true}},
+	})
+	sess := newScriptedSession(t, string(script))
+	st := startStalled(t, sess, Options{QueueLimit: 256 << 10})
+	st.send(`{"id":"p1","type":"prompt","message":"go"}`)
+	within(t, "the run waiting for the client", st.waiting)
+	// What the program does on SIGTERM: abort, then stop Serve.
+	sess.Abort()
+	start := time.Now()
+	close(st.stop)
+	within(t, "Serve returning after the stop", st.served)
+	t.Logf("Serve returned %v after the stop", time.Since(start))
 }

@@ -244,7 +244,13 @@ loop:
 			break loop
 		}
 	}
-	s.wg.Wait()
+	if eof {
+		s.wg.Wait()
+	} else {
+		// A shutdown: the commands in flight were aborted with the run;
+		// their answers get a moment, as the output does below.
+		waitWithin(&s.wg, ShutdownFlush)
+	}
 	// Nobody is left to answer a trust question still open (an answer
 	// already read is kept and stored).
 	h = s.Hub()
@@ -255,8 +261,34 @@ loop:
 		h.sess.WaitIdle()
 	}
 	s.detach()
-	s.w.close()
+	if eof {
+		s.w.close()
+	} else {
+		// Over stdio the client may have stopped reading: the process
+		// must still exit (within 3 s of a signal), so the queued output
+		// gets ShutdownFlush to go out and the rest is left behind.
+		s.w.closeWithin(ShutdownFlush)
+	}
 	return err
+}
+
+// ShutdownFlush is how long Serve, stopped by a shutdown, waits for the
+// commands in flight and then for the queued output to be written.
+const ShutdownFlush = time.Second
+
+// waitWithin waits for wg, at most d.
+func waitWithin(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // Refuse answers a frame that is not a command at all (a binary

@@ -307,6 +307,26 @@ func (w *writer) close() {
 	<-w.done
 }
 
+// closeWithin is close for a shutdown: it waits at most d for what is
+// queued to be written and reports whether it was. A client that does not
+// read cannot hold the process: the writer's goroutine is left in its
+// write, and what it has not written is lost with the process.
+func (w *writer) closeWithin(d time.Duration) bool {
+	w.mu.Lock()
+	w.closed = true
+	w.signalLocked()
+	w.room.Broadcast()
+	w.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 func (w *writer) loop() {
 	defer close(w.done)
 	var written *frame
