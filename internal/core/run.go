@@ -486,8 +486,11 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 			s.mu.Unlock()
 			return s.dequeue(&s.followUp, mode)
 		},
-		ConvertToLLM:      session.ConvertToLLM,
-		Emit:              s.onAgentEvent,
+		ConvertToLLM: session.ConvertToLLM,
+		Emit: func(ev rpc.Event) {
+			s.onAgentEvent(ev)
+			s.pace(ctx)
+		},
 		LegacySnapshots:   legacy,
 		NoInitialSteering: steered,
 	}

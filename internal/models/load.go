@@ -39,8 +39,9 @@ type LoadOptions struct {
 // Load builds the registry from the embedded catalogue and
 // <AgentDir>/models.json, with keys per pi's order: the --api-key override,
 // auth.json, the provider's environment variables, then models.json's apiKey.
-// The returned errors describe what was skipped; the registry is always
-// usable.
+// The returned errors describe what was skipped, and warnings: an
+// *AuthModeWarning when auth.json is open to other users (given once per
+// file and process); the registry is always usable.
 func Load(opts LoadOptions) (*Registry, []error) {
 	env := opts.Env
 	if env == nil {
@@ -70,7 +71,12 @@ func Load(opts LoadOptions) (*Registry, []error) {
 		if mf, err = readModelsFile(filepath.Join(opts.AgentDir, "models.json")); err != nil {
 			errs = append(errs, err)
 		}
-		if auth, err = readAuthFile(filepath.Join(opts.AgentDir, "auth.json")); err != nil {
+		var warning error
+		auth, warning, err = readAuthFile(filepath.Join(opts.AgentDir, "auth.json"))
+		if warning != nil {
+			errs = append(errs, warning)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -3,9 +3,11 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -897,5 +899,43 @@ func TestLoadLazyDropsModelsWithoutAdapter(t *testing.T) {
 		if strings.Join(ids, ",") != "a,c" {
 			t.Errorf("models.json %q: models %v", dir, ids)
 		}
+	}
+}
+
+// auth.json open to other users is loaded, with a warning naming the file
+// and the fix, once per process.
+func TestAuthModeWarning(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "auth.json")
+	writeFile(t, dir, "auth.json", `{"openai": {"type": "api_key", "key": "sk-open"}}`)
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := adapters(allAPIs...)
+	reg, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(nil)})
+	if k, _ := reg.Key("openai"); k != "sk-open" {
+		t.Fatalf("the key was not loaded: %q", k)
+	}
+	var warned []string
+	for _, e := range errs {
+		var w *AuthModeWarning
+		if errors.As(e, &w) {
+			warned = append(warned, e.Error())
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], path) || !strings.Contains(warned[0], "chmod 600 "+path) || !strings.Contains(warned[0], "0644") {
+		t.Fatalf("warnings %q (all: %v)", warned, errs)
+	}
+	if _, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(nil)}); len(errs) != 0 {
+		t.Fatalf("warned again: %v", errs)
+	}
+
+	private := t.TempDir()
+	writeFile(t, private, "auth.json", `{"openai": {"type": "api_key", "key": "sk-private"}}`)
+	if _, errs := Load(LoadOptions{AgentDir: private, Providers: p, Env: envOf(nil)}); len(errs) != 0 {
+		t.Fatalf("a 0600 auth.json warned: %v", errs)
 	}
 }
