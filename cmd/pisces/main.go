@@ -12,6 +12,7 @@ func main() {
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,
-		StdinIsTTY: cli.IsTerminal(os.Stdin),
+		StdinIsTTY:  cli.IsTerminal(os.Stdin),
+		StdoutIsTTY: cli.IsTerminal(os.Stdout),
 	}))
 }
