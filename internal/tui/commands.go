@@ -296,8 +296,10 @@ func treeLabel(e *browse.TreeEntry) string {
 				preview = "(aborted)"
 			}
 			return e.Role + ": " + preview
+		case e.RawRole != "":
+			return strings.TrimSpace("[" + e.RawRole + "] " + preview)
 		case e.Role != "":
-			return "[" + e.Role + "] " + preview
+			return strings.TrimSpace("[" + e.Role + "] " + preview)
 		}
 	}
 	if preview != "" {

@@ -139,19 +139,19 @@ type Model struct {
 	bashes  map[string]*block // user bash blocks by id
 	printed int               // inline mode: blocks written to the scrollback
 
-	editor   textarea.Model
-	history  []string
-	histIdx  int // len(history) when not browsing
-	streaming bool
-	spin     int
-	spinning bool
-	steering []string
-	followUp []string
-	scroll   int // lines scrolled up from the bottom
-	expanded bool
+	editor       textarea.Model
+	history      []string
+	histIdx      int // len(history) when not browsing
+	streaming    bool
+	spin         int
+	spinning     bool
+	steering     []string
+	followUp     []string
+	scroll       int // lines scrolled up from the bottom
+	expanded     bool
 	showThinking bool
-	notice   string
-	noticeErr bool
+	notice       string
+	noticeErr    bool
 
 	menu    *picker // the slash menu (follows the editor)
 	overlay *picker // a selector in place of the editor

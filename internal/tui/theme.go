@@ -65,7 +65,7 @@ func ThemeByName(name string) (*Theme, error) {
 
 type palette struct {
 	accent, dim, muted, userBg, thinking, err, warn, ok, tool, added, removed string
-	code, keyword, str, comment, heading, link                                 string
+	code, keyword, str, comment, heading, link                                string
 }
 
 func newTheme(name string, p palette) *Theme {

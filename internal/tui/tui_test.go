@@ -1,0 +1,397 @@
+package tui
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/testenv"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+const replyScript = `{"chunkSize": 7, "turns": [
+ {"content": [{"type":"text","text":"# Title\n\nSome **bold** text and ` + "`code`" + `.\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |"}]},
+ {"content": [{"type":"toolCall","name":"bash","arguments":{"command":"echo hi"}}]},
+ {"content": [{"type":"text","text":"ran it"}]}
+]}`
+
+func idle(d *driver) func() bool { return func() bool { return !d.m.streaming } }
+
+func TestPromptAndStreamedReply(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	d.golden("start")
+	d.typeText("hello")
+	d.key("enter")
+	d.waitFor("the reply", d.contains("│ 1 │ 2 │"))
+	d.waitFor("the run's end", idle(d))
+	d.golden("reply")
+
+	// The bash tool call: its command, output and duration.
+	d.typeText("run echo")
+	d.key("enter")
+	d.waitFor("the second reply", d.contains("ran it"))
+	d.waitFor("the run's end", idle(d))
+	s := d.screen()
+	for _, want := range []string{"$ echo hi", "\nhi\n", "Took "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("screen lacks %q:\n%s", want, s)
+		}
+	}
+	// The session file holds the conversation.
+	b, err := os.ReadFile(d.m.sess.Store().File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"text":"hello"`) || !strings.Contains(string(b), `"text":"ran it"`) {
+		t.Errorf("session file lacks the conversation:\n%s", b)
+	}
+}
+
+func TestEscapeAbortsAndRestoresQueue(t *testing.T) {
+	d := newDriver(t, `{"turns": [{"content": [{"type":"text","text":"partial words"}], "hang": true}]}`, nil)
+	d.typeText("go")
+	d.key("enter")
+	d.waitFor("the streamed words", d.contains("partial words"))
+	d.typeText("steer this")
+	d.key("enter")
+	d.waitFor("the queued steering message", d.contains("Steering: steer this"))
+	d.typeText("later")
+	d.key("alt+enter")
+	d.waitFor("the queued follow-up", d.contains("Follow-up: later"))
+	d.golden("queued")
+	d.key("esc")
+	d.waitFor("the abort", d.contains("Operation aborted"))
+	d.waitFor("the run's end", idle(d))
+	if got := d.m.editor.Value(); got != "steer this\n\nlater" {
+		t.Errorf("editor after abort = %q, want the queued messages", got)
+	}
+	// The partial reply is stored as aborted.
+	msgs := d.m.sess.Messages()
+	last, ok := msgs[len(msgs)-1].(*ai.AssistantMessage)
+	if !ok || last.StopReason != "aborted" || len(last.Content) == 0 || last.Content[0].Text != "partial words" {
+		t.Errorf("last message = %#v, want the partial reply stopped as aborted", msgs[len(msgs)-1])
+	}
+}
+
+func TestDequeueMovesQueuedMessagesBack(t *testing.T) {
+	d := newDriver(t, `{"turns": [{"content": [{"type":"text","text":"working"}], "hang": true}]}`, nil)
+	d.typeText("go")
+	d.key("enter")
+	d.waitFor("the streamed words", d.contains("working"))
+	d.typeText("one")
+	d.key("enter")
+	d.waitFor("the queued message", d.contains("Steering: one"))
+	d.key("alt+up")
+	d.waitFor("the queue to empty", func() bool { return !strings.Contains(d.screen(), "Steering:") })
+	if got := d.m.editor.Value(); got != "one" {
+		t.Errorf("editor = %q, want the queued message", got)
+	}
+	if !d.m.streaming {
+		t.Error("alt+up stopped the run")
+	}
+	d.key("esc")
+	d.waitFor("the run's end", idle(d))
+}
+
+func TestSlashMenu(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	d.typeText("/")
+	if d.m.menu == nil {
+		t.Fatalf("no menu after /:\n%s", d.screen())
+	}
+	n := len(d.m.menu.visible())
+	if !strings.Contains(d.screen(), "(1/"+itoa(n)+")") {
+		t.Errorf("no (1/%d) counter:\n%s", n, d.screen())
+	}
+	d.golden("slash-menu")
+	d.typeText("th")
+	if it, ok := d.m.menu.current(); !ok || it.label != "thinking" {
+		t.Errorf("after /th the selection is %q, want thinking", it.label)
+	}
+	d.key("esc")
+	if d.m.menu != nil {
+		t.Error("escape left the menu open")
+	}
+}
+
+func TestTreeNavigateAndBack(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	d.typeText("hello")
+	d.key("enter")
+	d.waitFor("the run's end", func() bool { return strings.Contains(d.screen(), "│ 1 │ 2 │") && !d.m.streaming })
+	d.typeText("/tree")
+	d.key("enter")
+	if d.m.overlay == nil || !strings.Contains(d.screen(), "Session Tree") {
+		t.Fatalf("/tree did not open the tree:\n%s", d.screen())
+	}
+	d.golden("tree")
+	// Escape returns to the editor, nothing changed.
+	leaf := d.m.sess.Store().LeafID()
+	d.key("esc")
+	if d.m.overlay != nil || d.m.sess.Store().LeafID() != leaf {
+		t.Fatal("escape did not close the tree unchanged")
+	}
+	// Navigate to the user message: its text comes back to the editor,
+	// the reply leaves the transcript.
+	d.typeText("/tree")
+	d.key("enter")
+	d.key("up")
+	it, _ := d.m.overlay.current()
+	if !strings.Contains(it.label, "user: hello") {
+		t.Fatalf("one up from the reply is %q, want the user message", it.label)
+	}
+	d.key("enter")
+	d.waitFor("the editor text", func() bool { return d.m.editor.Value() == "hello" })
+	if strings.Contains(d.screen(), "Title") {
+		t.Errorf("the abandoned reply is still shown:\n%s", d.screen())
+	}
+}
+
+func TestDoubleEscapeOpensTree(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	now := time.Unix(1000, 0)
+	d.m.now = func() time.Time { return now }
+	d.key("esc")
+	now = now.Add(100 * time.Millisecond)
+	d.key("esc")
+	if d.m.overlay == nil || d.m.overlay.title != "Session Tree" {
+		t.Fatalf("two escapes did not open the tree:\n%s", d.screen())
+	}
+	d.key("esc")
+	// Two escapes further apart do nothing.
+	now = now.Add(time.Second)
+	d.key("esc")
+	now = now.Add(time.Second)
+	d.key("esc")
+	if d.m.overlay != nil {
+		t.Error("escapes a second apart opened the tree")
+	}
+}
+
+func TestCtrlCClearsThenExits(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	now := time.Unix(1000, 0)
+	d.m.now = func() time.Time { return now }
+	d.typeText("draft")
+	d.key("ctrl+c")
+	if d.m.editor.Value() != "" || d.quit {
+		t.Fatalf("first ctrl+c: editor %q, quit %v; want cleared, running", d.m.editor.Value(), d.quit)
+	}
+	now = now.Add(2 * time.Second)
+	d.key("ctrl+c")
+	d.waitFor("nothing", func() bool { return true })
+	if d.quit || d.m.quitting {
+		t.Fatal("two ctrl+c two seconds apart exited")
+	}
+	now = now.Add(200 * time.Millisecond)
+	d.key("ctrl+c")
+	d.waitFor("the exit", func() bool { return d.quit })
+}
+
+func TestCtrlDExitsOnEmptyEditor(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	d.typeText("x")
+	d.key("ctrl+d")
+	if d.m.quitting {
+		t.Fatal("ctrl+d with text in the editor exited")
+	}
+	d.key("backspace")
+	d.key("ctrl+d")
+	d.waitFor("the exit", func() bool { return d.quit })
+}
+
+func TestNewSessionAndResume(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	d.typeText("hello")
+	d.key("enter")
+	d.waitFor("the run's end", func() bool { return strings.Contains(d.screen(), "│ 1 │ 2 │") && !d.m.streaming })
+	first := d.m.sess.Store().ID()
+	firstFile := d.m.sess.Store().File()
+	d.typeText("/new")
+	d.key("enter")
+	d.waitFor("the new session", func() bool { return d.m.sess.Store().ID() != first })
+	if strings.Contains(d.screen(), "Title") {
+		t.Errorf("the new session shows the old transcript:\n%s", d.screen())
+	}
+	// /resume lists the first session; enter switches back to it.
+	d.typeText("/resume")
+	d.key("enter")
+	if d.m.overlay == nil {
+		t.Fatalf("/resume opened nothing:\n%s", d.screen())
+	}
+	d.golden("resume")
+	found := false
+	for i, it := range d.m.overlay.visible() {
+		if strings.HasPrefix(it.label, "hello") {
+			d.m.overlay.selected = i
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the first session is not listed:\n%s", d.screen())
+	}
+	d.key("enter")
+	d.waitFor("the first session again", func() bool { return d.m.sess.Store().File() == firstFile })
+	d.waitFor("its transcript", d.contains("│ 1 │ 2 │"))
+}
+
+func TestUserBash(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	d.typeText("!echo from-the-shell")
+	d.key("enter")
+	d.waitFor("the output", func() bool {
+		for _, b := range d.m.blocks {
+			if b.kind == kindBash && b.done {
+				return true
+			}
+		}
+		return false
+	})
+	s := d.screen()
+	if !strings.Contains(s, "$ echo from-the-shell") || !strings.Contains(s, "\nfrom-the-shell") {
+		t.Errorf("screen lacks the command and its output:\n%s", s)
+	}
+}
+
+// Every line fits the width after a resize, and the content is the same
+// re-wrapped (no line lost or repeated).
+func TestResizeRewraps(t *testing.T) {
+	d := newDriver(t, `{"turns": [{"content": [{"type":"text","text":"`+strings.Repeat("word ", 60)+`"}]}]}`, nil)
+	d.send(teaSize(120, 40))
+	d.typeText("hello")
+	d.key("enter")
+	d.waitFor("the run's end", func() bool { return strings.Contains(d.screen(), "word word") && !d.m.streaming })
+	count := func() int { return strings.Count(d.screen(), "word") }
+	wide := count()
+	for _, size := range [][2]int{{80, 30}, {120, 40}, {50, 40}} {
+		d.send(teaSize(size[0], size[1]))
+		for i, l := range strings.Split(d.screen(), "\n") {
+			if w := ansi.StringWidth(l); w > size[0] {
+				t.Errorf("at %dx%d line %d is %d wide: %q", size[0], size[1], i, w, l)
+			}
+		}
+		if lines := strings.Count(d.screen(), "\n") + 1; lines > size[1] {
+			t.Errorf("at %dx%d the screen has %d lines", size[0], size[1], lines)
+		}
+		if got := count(); got != wide {
+			t.Errorf("at %dx%d %d words shown, %d at 120 columns", size[0], size[1], got, wide)
+		}
+	}
+}
+
+func TestToolRendering(t *testing.T) {
+	th, _ := ThemeByName("dark")
+	dur := int64(1234)
+	edit := &block{kind: kindTool, toolName: "edit", args: json.RawMessage(`{"path":"a.go"}`), done: true, durationMs: &dur,
+		details: json.RawMessage(`{"diff":" 1 package a\n-2 var x = 1\n+2 var x = 2"}`)}
+	long := &block{kind: kindTool, toolName: "bash", args: json.RawMessage(`{"command":"seq 30"}`), done: true}
+	for i := 1; i <= 30; i++ {
+		long.output += itoa(i) + "\n"
+	}
+	todo := &block{kind: kindTool, toolName: "todo_write", done: true,
+		args: json.RawMessage(`{"phases":[{"name":"Build","tasks":[{"content":"parse","status":"completed"},{"content":"render","status":"in_progress"},{"content":"test","status":"pending"}]}]}`)}
+	var out []string
+	for _, b := range []*block{edit, long, todo} {
+		for _, l := range b.render(40, th, false, true) {
+			out = append(out, ansi.Strip(l))
+		}
+		out = append(out, "")
+	}
+	out = append(out, ansi.Strip(strings.Join(long.render(40, th, true, true), "\n")))
+	goldenText(t, "tools", strings.Join(out, "\n")+"\n")
+}
+
+func TestMarkdown(t *testing.T) {
+	th, _ := ThemeByName("dark")
+	src := "## Heading\n\nA paragraph that is long enough to be wrapped at forty columns, with a [link](https://example.com).\n\n1. first\n2. second\n   - nested\n\n> quoted text\n\n```go\nfunc f() int { return 1 } // a comment\n```\n\n| name | value |\n|------|-------|\n| alpha | a long cell that must wrap inside the table |\n\n---\n\nunfinished ```"
+	got := strings.Join(renderMarkdown(src, 40, th), "\n")
+	for i, l := range strings.Split(got, "\n") {
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("line %d is %d wide: %q", i, w, l)
+		}
+	}
+	goldenText(t, "markdown", ansi.Strip(got)+"\n")
+	// A fence still streaming renders as code to the end.
+	partial := renderMarkdown("text\n\n```go\nfunc f() {", 40, th)
+	if last := ansi.Strip(partial[len(partial)-2]); !strings.Contains(last, "func f() {") {
+		t.Errorf("unclosed fence: %q", partial)
+	}
+}
+
+func TestKeymapFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) {
+		if err := os.WriteFile(filepath.Join(dir, "keybindings.json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"app.interrupt": "ctrl+x", "submit": ["ctrl+s", "Return"], "app.exit": []}`)
+	km, err := LoadKeymap(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !km.is("ctrl+x", actInterrupt) || km.is("esc", actInterrupt) {
+		t.Errorf("interrupt keys = %v", km.bindings[actInterrupt])
+	}
+	if !km.is("ctrl+s", actSubmit) || !km.is("enter", actSubmit) {
+		t.Errorf("submit keys (legacy name) = %v", km.bindings[actSubmit])
+	}
+	if km.keyOf(actExit) != "" {
+		t.Errorf("exit keys = %v, want none", km.bindings[actExit])
+	}
+	write(`{"app.nothing": "x"}`)
+	if _, err := LoadKeymap(dir); err == nil || !strings.Contains(err.Error(), `"app.nothing"`) {
+		t.Errorf("unknown action: err = %v", err)
+	}
+	write(`{"app.exit": 3}`)
+	if _, err := LoadKeymap(dir); err == nil || !strings.Contains(err.Error(), "expected a key") {
+		t.Errorf("bad value: err = %v", err)
+	}
+	// A rebinding reaches the UI.
+	write(`{"app.interrupt": "ctrl+x"}`)
+	km, _ = LoadKeymap(dir)
+	d := newDriver(t, `{"turns": [{"content": [{"type":"text","text":"words"}], "hang": true}]}`, func(o *Options) { o.Keys = km })
+	d.typeText("go")
+	d.key("enter")
+	d.waitFor("the words", d.contains("words"))
+	d.key("ctrl+x")
+	d.waitFor("the abort", d.contains("Operation aborted"))
+}
+
+func TestFeedCoalescesDeltas(t *testing.T) {
+	f := &feed{signal: make(chan struct{}, 1), closed: make(chan struct{}), unsub: func() {}}
+	for range 5000 {
+		f.push(&rpc.MessageUpdateEvent{AssistantMessageEvent: ai.AssistantEvent{Type: "text_delta", Delta: "x"}})
+	}
+	// Everything pushed so far comes in one batch.
+	msg := f.next().(eventsMsg)
+	if len(msg.evs) != 5000 {
+		t.Errorf("batch of %d events, want the 5000 pushed", len(msg.evs))
+	}
+}
+
+func goldenText(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "screens", name+".txt")
+	if testenv.Update(t, *update) {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (-update rewrites it)\n--- got ---\n%s--- want ---\n%s", name, got, want)
+	}
+}
+
+func teaSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
