@@ -74,7 +74,10 @@ func runTUI(env *environment, stdio IO) int {
 			}
 			l.Core.SetTrustAsk(bridge.AskTrust)
 		},
-		Log: stdio.Stderr,
+		// One viewer, no page reloads to wait for: a session left is
+		// closed as soon as its work has stopped.
+		Grace: -1,
+		Log:   stdio.Stderr,
 	})
 	defer mgr.Close()
 	store, err := env.openStore()
@@ -87,6 +90,11 @@ func runTUI(env *environment, stdio IO) int {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}
+	// The UI is the session's viewer; once it moves to another session
+	// (/new, /resume, /fork, /clone) this one is closed when its work
+	// has stopped.
+	mgr.Acquire(live)
+	mgr.Unpin(live)
 	if a.Name != "" {
 		if err := live.Core.SetSessionName(a.Name); err != nil {
 			fmt.Fprintf(stdio.Stderr, "pisces: --name: %v\n", err)

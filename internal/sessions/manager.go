@@ -172,6 +172,16 @@ func (m *Manager) Adopt(st *session.Session) (*Live, error) {
 	return l, nil
 }
 
+// Unpin lets a session Adopt loaded be unloaded like any other once nobody
+// watches it and its work has stopped (a surface with one viewer that
+// moves between sessions: the terminal UI).
+func (m *Manager) Unpin(l *Live) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l.pinned = false
+	m.armLocked(l)
+}
+
 // Acquire adds a viewer to a live session.
 func (m *Manager) Acquire(l *Live) {
 	m.mu.Lock()

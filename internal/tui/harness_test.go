@@ -90,6 +90,8 @@ func newDriver(t *testing.T, script string, mod func(*Options)) *driver {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mgr.Acquire(live) // as the command line does
+	mgr.Unpin(live)
 	opts := Options{Manager: mgr, Live: live, Version: "test"}
 	if mod != nil {
 		mod(&opts)
@@ -185,6 +187,9 @@ func (d *driver) waitFor(what string, cond func() bool) {
 func (d *driver) screen() string {
 	s := ansi.Strip(d.m.View().Content)
 	s = strings.ReplaceAll(s, d.dir, "$TMP")
+	for _, f := range spinFrames { // the spinner's frame depends on time
+		s = strings.ReplaceAll(s, f+" Working", "* Working")
+	}
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))
