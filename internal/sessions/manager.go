@@ -1,6 +1,6 @@
 // Package sessions is the session manager of surfaces that hold several
-// sessions in one process (web mode): it owns the map from session file to
-// live core session. It opens a session once and hands the same live
+// sessions in one process (web mode, the terminal UI): it owns the map from
+// session file to live core session. It opens a session once and hands the same live
 // session to every viewer, keeps a session loaded while someone watches it
 // or work is going on in it, unloads it a grace period after the last
 // viewer left and the work stopped, and keeps one writer per session file:
