@@ -177,6 +177,10 @@ func (m *Model) interrupt() tea.Cmd {
 		m.sess.AbortBash()
 		return nil
 	}
+	if m.bashRunning() {
+		m.sess.AbortBash()
+		return nil
+	}
 	if m.editor.Value() != "" {
 		return nil
 	}
@@ -193,6 +197,15 @@ func (m *Model) interrupt() tea.Cmd {
 	}
 	m.lastEsc = now
 	return nil
+}
+
+func (m *Model) bashRunning() bool {
+	for _, b := range m.bashes {
+		if !b.done {
+			return true
+		}
+	}
+	return false
 }
 
 // dequeue moves the queued messages back to the editor.

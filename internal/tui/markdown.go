@@ -8,22 +8,20 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/yuin/goldmark"
 	gast "github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 )
 
-// The Markdown parser is built on first use: nothing of it runs at start-up
-// in the modes that never render Markdown.
+// The Markdown parser is CommonMark (goldmark), built on first use; GFM
+// tables and strikethrough are recognised here rather than by goldmark's
+// extension package, whose package-level regular expressions (linkify,
+// typographer, ...) would be compiled at every start of every mode.
 var (
 	mdOnce   sync.Once
 	mdParser goldmark.Markdown
 )
 
 func markdownParser() goldmark.Markdown {
-	mdOnce.Do(func() {
-		mdParser = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
-	})
+	mdOnce.Do(func() { mdParser = goldmark.New() })
 	return mdParser
 }
 
@@ -34,6 +32,26 @@ func renderMarkdown(src string, width int, th *Theme) []string {
 	if width < 4 {
 		width = 4
 	}
+	var out []string
+	for _, part := range splitTables(src) {
+		var lines []string
+		if part.table != nil {
+			lines = renderTable(part.table, width, th)
+		} else {
+			lines = renderCommonMark(part.text, width, th)
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		out = append(out, lines...)
+	}
+	return out
+}
+
+func renderCommonMark(src string, width int, th *Theme) []string {
 	source := []byte(src)
 	doc := markdownParser().Parser().Parse(text.NewReader(source))
 	r := &mdRenderer{src: source, th: th}
@@ -47,6 +65,103 @@ func renderMarkdown(src string, width int, th *Theme) []string {
 		out = append(out, r.block(n, width)...)
 	}
 	return out
+}
+
+// mdPart is a stretch of Markdown: text for the CommonMark parser, or a
+// GFM table (rows of cell sources, the header first).
+type mdPart struct {
+	text  string
+	table [][]string
+}
+
+// splitTables cuts the top-level GFM tables out of src: a row of cells
+// followed by a delimiter row (|---|:--:|), then the rows up to a blank
+// line or a line without a pipe. Code fences are left alone.
+func splitTables(src string) []mdPart {
+	lines := strings.Split(src, "\n")
+	var parts []mdPart
+	var cur []string
+	fence := ""
+	flush := func() {
+		if len(cur) > 0 {
+			parts = append(parts, mdPart{text: strings.Join(cur, "\n")})
+			cur = nil
+		}
+	}
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		t := strings.TrimLeft(l, " ")
+		if fence != "" {
+			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]+" ") == "" {
+				fence = ""
+			}
+			cur = append(cur, l)
+			continue
+		}
+		if len(l)-len(t) <= 3 && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
+			n := len(t) - len(strings.TrimLeft(t, t[:1]))
+			fence = strings.Repeat(t[:1], n)
+			cur = append(cur, l)
+			continue
+		}
+		if i+1 < len(lines) && strings.Contains(l, "|") && isDelimiterRow(lines[i+1]) {
+			header := tableCells(l)
+			if len(header) == len(tableCells(lines[i+1])) {
+				flush()
+				rows := [][]string{header}
+				i += 2
+				for ; i < len(lines) && strings.Contains(lines[i], "|") && strings.TrimSpace(lines[i]) != ""; i++ {
+					rows = append(rows, tableCells(lines[i]))
+				}
+				i--
+				parts = append(parts, mdPart{table: rows})
+				continue
+			}
+		}
+		cur = append(cur, l)
+	}
+	flush()
+	return parts
+}
+
+// tableCells splits a table row at its unescaped pipes (the outer ones
+// optional).
+func tableCells(row string) []string {
+	row = strings.TrimSpace(row)
+	row = strings.TrimPrefix(row, "|")
+	if strings.HasSuffix(row, "|") && !strings.HasSuffix(row, "\\|") {
+		row = row[:len(row)-1]
+	}
+	var cells []string
+	var b strings.Builder
+	for i := 0; i < len(row); i++ {
+		switch {
+		case row[i] == '\\' && i+1 < len(row) && row[i+1] == '|':
+			b.WriteByte('|')
+			i++
+		case row[i] == '|':
+			cells = append(cells, strings.TrimSpace(b.String()))
+			b.Reset()
+		default:
+			b.WriteByte(row[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(b.String()))
+}
+
+// isDelimiterRow reports a GFM delimiter row: cells of dashes with optional
+// colons at either end.
+func isDelimiterRow(l string) bool {
+	if !strings.Contains(l, "-") {
+		return false
+	}
+	for _, c := range tableCells(l) {
+		c = strings.TrimSuffix(strings.TrimPrefix(c, ":"), ":")
+		if c == "" || strings.Trim(c, "-") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 type mdRenderer struct {
@@ -99,8 +214,6 @@ func (r *mdRenderer) block(n gast.Node, width int) []string {
 			b.Write(seg.Value(r.src))
 		}
 		return wrap(strings.TrimRight(b.String(), "\n"), width)
-	case *east.Table:
-		return r.table(n, width)
 	}
 	// Anything else: its children as blocks.
 	var out []string
@@ -156,18 +269,15 @@ func (r *mdRenderer) code(lines *text.Segments, lang string, width int) []string
 	return out
 }
 
-func (r *mdRenderer) table(t *east.Table, width int) []string {
-	var rows [][]string
-	header := 0
-	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
-		if _, ok := row.(*east.TableHeader); ok {
-			header = 1
+// renderTable draws a table whose cells are inline Markdown, shrinking the
+// widest columns (their cells wrap) until it fits width.
+func renderTable(rows [][]string, width int, th *Theme) []string {
+	header := 1
+	r := &mdRenderer{th: th}
+	for i, row := range rows {
+		for j, cell := range row {
+			rows[i][j] = r.inlineSource(cell)
 		}
-		var cells []string
-		for c := row.FirstChild(); c != nil; c = c.NextSibling() {
-			cells = append(cells, r.inline(c))
-		}
-		rows = append(rows, cells)
 	}
 	cols := 0
 	for _, row := range rows {
@@ -209,9 +319,9 @@ func (r *mdRenderer) table(t *east.Table, width int) []string {
 			}
 		}
 		b.WriteString(rr)
-		return r.th.Muted.Render(b.String())
+		return th.Muted.Render(b.String())
 	}
-	bar := r.th.Muted.Render("│")
+	bar := th.Muted.Render("│")
 	out := []string{rule("┌", "┬", "┐")}
 	for ri, row := range rows {
 		wrapped := make([][]string, cols)
@@ -222,7 +332,7 @@ func (r *mdRenderer) table(t *east.Table, width int) []string {
 				cell = row[i]
 			}
 			if ri < header {
-				cell = r.th.Bold.Render(ansi.Strip(cell))
+				cell = th.Bold.Render(ansi.Strip(cell))
 			}
 			wrapped[i] = wrap(cell, widths[i])
 			height = max(height, len(wrapped[i]))
@@ -247,6 +357,33 @@ func (r *mdRenderer) table(t *east.Table, width int) []string {
 	return append(out, rule("└", "┴", "┘"))
 }
 
+// inlineSource renders a piece of inline Markdown (a table cell).
+func (r *mdRenderer) inlineSource(src string) string {
+	source := []byte(src)
+	doc := markdownParser().Parser().Parse(text.NewReader(source))
+	sub := &mdRenderer{src: source, th: r.th}
+	var parts []string
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		parts = append(parts, sub.inline(n))
+	}
+	return strings.Join(parts, " ")
+}
+
+// strike styles ~~text~~ (GFM strikethrough) within one run of text.
+func (r *mdRenderer) strike(s string) string {
+	for {
+		i := strings.Index(s, "~~")
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(s[i+2:], "~~")
+		if j <= 0 {
+			return s
+		}
+		s = s[:i] + r.th.Strike.Render(s[i+2:i+2+j]) + s[i+2+j+2:]
+	}
+}
+
 // inline renders the inline children of n as one styled string ("\n" at
 // hard line breaks).
 func (r *mdRenderer) inline(n gast.Node) string {
@@ -259,7 +396,7 @@ func (r *mdRenderer) inlineInto(b *strings.Builder, n gast.Node) {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *gast.Text:
-			b.Write(c.Value(r.src))
+			b.WriteString(r.strike(string(c.Value(r.src))))
 			switch {
 			case c.HardLineBreak():
 				b.WriteByte('\n')
@@ -282,8 +419,6 @@ func (r *mdRenderer) inlineInto(b *strings.Builder, n gast.Node) {
 				st = r.th.Bold
 			}
 			b.WriteString(st.Render(r.inline(c)))
-		case *east.Strikethrough:
-			b.WriteString(r.th.Strike.Render(r.inline(c)))
 		case *gast.Link:
 			label := r.inline(c)
 			dest := string(c.Destination)

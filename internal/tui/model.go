@@ -691,8 +691,6 @@ func (m *Model) footer() []string {
 		right = "(" + st.Model.Provider + ") " + st.Model.ID
 		if st.Model.Reasoning && st.ThinkingLevel != "" {
 			right += " • " + st.ThinkingLevel
-		} else if st.ThinkingLevel != "" && st.ThinkingLevel != "off" {
-			right += " • " + st.ThinkingLevel
 		}
 	}
 	pad := m.width - ansi.StringWidth(left) - ansi.StringWidth(right)

@@ -395,3 +395,22 @@ func goldenText(t *testing.T, name, got string) {
 }
 
 func teaSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+func TestSplitTables(t *testing.T) {
+	src := "intro\n\n| a | b \\| c |\n|:--|--:|\n| 1 | 2 |\n| 3 |\nafter\n\n```\n| x | y |\n|---|---|\n```\nnot | a table\n|---|"
+	parts := splitTables(src)
+	if len(parts) != 3 || parts[1].table == nil {
+		t.Fatalf("parts = %#v", parts)
+	}
+	tbl := parts[1].table
+	if len(tbl) != 3 || tbl[0][1] != "b | c" || tbl[2][0] != "3" || len(tbl[2]) != 1 {
+		t.Errorf("table = %q", tbl)
+	}
+	if !strings.Contains(parts[2].text, "| x | y |") || !strings.HasPrefix(parts[2].text, "after") {
+		t.Errorf("the fenced table or the line after was taken: %q", parts[2].text)
+	}
+	th, _ := ThemeByName("dark")
+	if got := ansi.Strip(strings.Join(renderMarkdown("a ~~gone~~ b", 40, th), "\n")); got != "a gone b" {
+		t.Errorf("strikethrough rendered %q", got)
+	}
+}
