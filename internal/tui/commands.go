@@ -229,7 +229,7 @@ func (m *Model) cmdTree(string) tea.Cmd {
 			kids[*n.Entry.ParentID]++
 		}
 	}
-	p := &picker{title: "Session Tree", help: "↑↓ move · enter go there · escape back · type to search", search: true,
+	p := &picker{title: "Session Tree", help: "↑↓ move · enter go there · ctrl+s go there with a summary of the branch left · escape back · type to search", search: true,
 		rows: max(5, m.height-12)}
 	leaf := st.LeafID()
 	for _, n := range t.Flat {
@@ -257,29 +257,47 @@ func (m *Model) cmdTree(string) tea.Cmd {
 			p.selected = i
 		}
 	}
-	p.onSelect = func(m *Model, it item) tea.Cmd {
-		id := it.value.(string)
-		s := m.sess
-		return func() tea.Msg {
-			res, err := s.NavigateTree(id, core.NavigateOptions{})
-			return resultMsg{err: err, after: func(m *Model) tea.Cmd {
-				if err != nil || res == nil {
-					return nil
-				}
-				if res.Cancelled {
-					m.notify("Navigation cancelled", false)
-					return nil
-				}
-				m.reload()
-				if res.EditorText != nil {
-					m.editor.SetValue(*res.EditorText)
-				}
-				return nil
-			}}
+	p.onKey = func(m *Model, k string) (tea.Cmd, bool) {
+		if k != "ctrl+s" {
+			return nil, false
 		}
+		it, ok := p.current()
+		if !ok {
+			return nil, true
+		}
+		m.overlay = nil
+		m.notify("Summarising the branch left…", false)
+		return m.navigate(it.value.(string), true), true
+	}
+	p.onSelect = func(m *Model, it item) tea.Cmd {
+		return m.navigate(it.value.(string), false)
 	}
 	m.overlay = p
 	return nil
+}
+
+// navigate moves the leaf to id (with a summary of the branch left when
+// summarize is set).
+func (m *Model) navigate(id string, summarize bool) tea.Cmd {
+	s := m.sess
+	return func() tea.Msg {
+		res, err := s.NavigateTree(id, core.NavigateOptions{Summarize: summarize})
+		return resultMsg{err: err, after: func(m *Model) tea.Cmd {
+			if err != nil || res == nil {
+				return nil
+			}
+			if res.Cancelled {
+				m.notify("Navigation cancelled", false)
+				return nil
+			}
+			m.notice = ""
+			m.reload()
+			if res.EditorText != nil {
+				m.editor.SetValue(*res.EditorText)
+			}
+			return nil
+		}}
+	}
 }
 
 func treeLabel(e *browse.TreeEntry) string {
@@ -325,7 +343,7 @@ func (m *Model) openResume(scope string) tea.Cmd {
 	if scope == "all" {
 		title = "Resume Session (All)"
 	}
-	p := &picker{title: title, help: "tab scope · enter open · ctrl+d delete · escape back · type to search", search: true,
+	p := &picker{title: title, help: "tab scope · enter open · ctrl+r rename · ctrl+d delete · escape back · type to search", search: true,
 		rows: max(5, m.height-12)}
 	cur := m.sess.Store().File()
 	for _, in := range infos {
@@ -355,6 +373,23 @@ func (m *Model) openResume(scope string) tea.Cmd {
 				m.overlay.setFilter(filter)
 			}
 			return cmd, true
+		case "ctrl+r":
+			it, ok := p.current()
+			if !ok {
+				return nil, true
+			}
+			in := it.value.(session.Info)
+			return m.ask("Rename session", in.Name, func(m *Model, name string) tea.Cmd {
+				if err := m.sess.RenameSession(in.Path, name); err != nil {
+					m.notify(err.Error(), true)
+				}
+				filter := p.filter
+				cmd := m.openResume(scope)
+				if m.overlay != nil {
+					m.overlay.setFilter(filter)
+				}
+				return cmd
+			}), true
 		case "ctrl+d":
 			it, ok := p.current()
 			if !ok {

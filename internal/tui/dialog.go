@@ -90,6 +90,21 @@ func (b *Bridge) AskTrust(ctx context.Context, project string) (answer, answered
 	return *r.Confirmed, true
 }
 
+// ask opens an input dialog of the UI itself; done runs with the answer
+// (not when cancelled).
+func (m *Model) ask(title, prefill string, done func(m *Model, answer string) tea.Cmd) tea.Cmd {
+	reply := make(chan extensions.UIResponse, 1)
+	m.openDialog(dialogMsg{method: "input", params: map[string]any{"title": title, "prefill": prefill}, reply: reply})
+	return func() tea.Msg {
+		r := <-reply
+		if r.Cancelled || r.Value == nil {
+			return nil
+		}
+		v := *r.Value
+		return resultMsg{after: func(m *Model) tea.Cmd { return done(m, v) }}
+	}
+}
+
 // dialog is an open extension dialog.
 type dialog struct {
 	method string

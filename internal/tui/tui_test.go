@@ -414,3 +414,23 @@ func TestSplitTables(t *testing.T) {
 		t.Errorf("strikethrough rendered %q", got)
 	}
 }
+
+func TestResumeRename(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	d.typeText("hello")
+	d.key("enter")
+	d.waitFor("the run's end", func() bool { return strings.Contains(d.screen(), "│ 1 │ 2 │") && !d.m.streaming })
+	d.typeText("/resume")
+	d.key("enter")
+	d.key("ctrl+r")
+	if d.m.dialog == nil || !strings.Contains(d.screen(), "Rename session") {
+		t.Fatalf("ctrl+r opened no dialog:\n%s", d.screen())
+	}
+	d.typeText("my name")
+	d.key("enter")
+	d.waitFor("the renamed row", d.contains("→ my name"))
+	infos, err := d.m.sess.ListSessions("cwd", "")
+	if err != nil || len(infos) != 1 || infos[0].Name != "my name" {
+		t.Errorf("sessions after rename: %+v, %v", infos, err)
+	}
+}
