@@ -229,7 +229,7 @@ func (m *Model) cmdTree(string) tea.Cmd {
 			kids[*n.Entry.ParentID]++
 		}
 	}
-	p := &picker{title: "Session Tree", help: "↑↓ move · enter go there · ctrl+s go there with a summary of the branch left · escape back · type to search", search: true,
+	p := &picker{title: "Session Tree", help: "↑↓ move · enter go there · ctrl+s go there and summarise the branch left · escape back", search: true,
 		rows: max(5, m.height-12)}
 	leaf := st.LeafID()
 	for _, n := range t.Flat {
@@ -343,7 +343,7 @@ func (m *Model) openResume(scope string) tea.Cmd {
 	if scope == "all" {
 		title = "Resume Session (All)"
 	}
-	p := &picker{title: title, help: "tab scope · enter open · ctrl+r rename · ctrl+d delete · escape back · type to search", search: true,
+	p := &picker{title: title, help: "tab scope · enter open · ctrl+r rename · ctrl+d delete · escape back", search: true,
 		rows: max(5, m.height-12)}
 	cur := m.sess.Store().File()
 	for _, in := range infos {

@@ -85,7 +85,7 @@ func (p *picker) render(width int, th *Theme) []string {
 		out = append(out, th.Accent.Bold(true).Render(ansi.Truncate(p.title, width, "…")))
 	}
 	if p.help != "" {
-		out = append(out, th.Dim.Render(ansi.Truncate(p.help, width, "…")))
+		out = append(out, wrap(th.Dim.Render(p.help), width)...)
 	}
 	if p.search {
 		out = append(out, th.Dim.Render("Type to search: ")+p.filter)
