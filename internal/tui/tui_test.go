@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/internal/testenv"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -433,4 +435,79 @@ func TestResumeRename(t *testing.T) {
 	if err != nil || len(infos) != 1 || infos[0].Name != "my name" {
 		t.Errorf("sessions after rename: %+v, %v", infos, err)
 	}
+}
+
+// Extension dialogs open in place of the editor and answer through the
+// bridge; notices and status entries show above the editor.
+func TestExtensionDialogs(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	b := NewBridge()
+	b.Connect(func(msg tea.Msg) { d.msgs <- msg })
+	answers := make(chan extensions.UIResponse, 1)
+	ask := func(method string, params map[string]any) {
+		go func() { answers <- b.Dialog(context.Background(), method, params, 0) }()
+		d.waitFor("the "+method+" dialog", func() bool { return d.m.dialog != nil })
+	}
+	answer := func() extensions.UIResponse {
+		select {
+		case r := <-answers:
+			return r
+		case <-time.After(waitLimit):
+			t.Fatal("no answer")
+		}
+		return extensions.UIResponse{}
+	}
+
+	ask("select", map[string]any{"title": "Pick one", "options": []any{"alpha", "beta"}})
+	if !strings.Contains(d.screen(), "Pick one") || !strings.Contains(d.screen(), "→ alpha") {
+		t.Errorf("select dialog:\n%s", d.screen())
+	}
+	d.key("down")
+	d.key("enter")
+	if r := answer(); r.Value == nil || *r.Value != "beta" {
+		t.Errorf("select answered %+v", r)
+	}
+
+	ask("confirm", map[string]any{"title": "Sure?", "message": "It cannot be undone."})
+	d.key("enter")
+	if r := answer(); r.Confirmed == nil || !*r.Confirmed {
+		t.Errorf("confirm answered %+v", r)
+	}
+
+	ask("input", map[string]any{"title": "Name"})
+	d.typeText("typed")
+	d.key("enter")
+	if r := answer(); r.Value == nil || *r.Value != "typed" {
+		t.Errorf("input answered %+v", r)
+	}
+
+	ask("editor", map[string]any{"title": "Text", "prefill": "a"})
+	d.key("ctrl+j")
+	d.typeText("b")
+	d.key("enter")
+	if r := answer(); r.Value == nil || *r.Value != "a\nb" {
+		t.Errorf("editor answered %+v", r)
+	}
+
+	ask("input", map[string]any{"title": "Cancel me"})
+	d.key("esc")
+	if r := answer(); !r.Cancelled {
+		t.Errorf("escape answered %+v", r)
+	}
+
+	b.Notify("notify", map[string]any{"message": "hello from an extension"})
+	b.Notify("setStatus", map[string]any{"statusKey": "k", "statusText": "status text"})
+	b.Notify("setWidget", map[string]any{"widgetKey": "w", "widgetLines": []any{"widget line"}})
+	d.waitFor("the notice, status and widget", func() bool {
+		s := d.screen()
+		return strings.Contains(s, "hello from an extension") && strings.Contains(s, "status text") && strings.Contains(s, "widget line")
+	})
+	if d.m.dialog != nil {
+		t.Error("a notice opened a dialog")
+	}
+}
+
+func TestOpenResumeAtStart(t *testing.T) {
+	d := newDriver(t, replyScript, func(o *Options) { o.OpenResume = true })
+	d.waitFor("the session list", d.contains("Resume Session (Current Folder)"))
 }
