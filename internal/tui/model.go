@@ -629,25 +629,34 @@ func keyText(k string) string {
 	return k
 }
 
-// transcriptLines renders every block not yet in the scrollback.
-func (m *Model) transcriptLines() []string {
-	var out []string
-	if !m.opts.Inline {
-		out = append(out, m.header()...)
-	}
+// tailLines renders the transcript from its end until it has need lines
+// (or all of it: complete), so that a long session costs the lines shown,
+// not the whole transcript, at every frame.
+func (m *Model) tailLines(need int) (lines []string, complete bool) {
 	start := 0
 	if m.opts.Inline {
 		start = m.printed
 	}
-	for _, b := range m.blocks[start:] {
-		lines := b.render(m.width, m.th, m.expanded, m.showThinking)
-		if len(lines) == 0 {
+	var chunks [][]string
+	n := 0
+	i := len(m.blocks) - 1
+	for ; i >= start && n < need; i-- {
+		bl := m.blocks[i].render(m.width, m.th, m.expanded, m.showThinking)
+		if len(bl) == 0 {
 			continue
 		}
-		out = append(out, "")
-		out = append(out, lines...)
+		chunks = append(chunks, bl)
+		n += len(bl) + 1
 	}
-	return out
+	complete = i < start
+	if complete && !m.opts.Inline {
+		lines = append(lines, m.header()...)
+	}
+	for j := len(chunks) - 1; j >= 0; j-- {
+		lines = append(lines, "")
+		lines = append(lines, chunks[j]...)
+	}
+	return lines, complete
 }
 
 // footer is the cwd line and the usage/model line.
@@ -746,7 +755,6 @@ func (m *Model) View() tea.View {
 	cursorRow += len(m.statusLines())
 	bottom = append(bottom, m.footer()...)
 
-	lines := m.transcriptLines()
 	avail := m.height - len(bottom)
 	if m.opts.Inline {
 		avail = max(0, m.height/2-len(bottom))
@@ -754,11 +762,11 @@ func (m *Model) View() tea.View {
 	if avail < 0 {
 		avail = 0
 	}
-	maxScroll := max(0, len(lines)-avail)
-	if m.scroll > maxScroll {
-		m.scroll = maxScroll
+	lines, complete := m.tailLines(avail + m.scroll)
+	if complete {
+		m.scroll = min(m.scroll, max(0, len(lines)-avail))
 	}
-	end := len(lines) - m.scroll
+	end := max(0, len(lines)-m.scroll)
 	start := max(0, end-avail)
 	shown := lines[start:end]
 	all := append(append([]string{}, shown...), bottom...)

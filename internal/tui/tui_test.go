@@ -511,3 +511,30 @@ func TestOpenResumeAtStart(t *testing.T) {
 	d := newDriver(t, replyScript, func(o *Options) { o.OpenResume = true })
 	d.waitFor("the session list", d.contains("Resume Session (Current Folder)"))
 }
+
+func TestScrollTranscript(t *testing.T) {
+	var lines []string
+	for i := 1; i <= 60; i++ {
+		lines = append(lines, "line-"+itoa(i))
+	}
+	d := newDriver(t, `{"turns": [{"content": [{"type":"text","text":"`+strings.Join(lines, "\\n\\n")+`"}]}]}`, nil)
+	d.typeText("hello")
+	d.key("enter")
+	d.waitFor("the reply's end", func() bool { return strings.Contains(d.screen(), "line-60") && !d.m.streaming })
+	if strings.Contains(d.screen(), "line-1\n") {
+		t.Fatal("the whole reply fits: the test needs a longer one")
+	}
+	for range 20 {
+		d.key("pgup")
+	}
+	s := d.screen()
+	if !strings.Contains(s, "pisces vtest") || !strings.Contains(s, "line-1\n") || strings.Contains(s, "line-60") {
+		t.Errorf("scrolled to the top:\n%s", s)
+	}
+	for range 20 {
+		d.key("pgdown")
+	}
+	if !strings.Contains(d.screen(), "line-60") {
+		t.Errorf("scrolled back down:\n%s", d.screen())
+	}
+}
