@@ -262,8 +262,10 @@ func (m *Model) dialogKey(k string, msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-func (d *dialog) render(width int, th *Theme) []string {
-	var out []string
+// render draws the dialog; inputRow is the row of its text field (-1:
+// none).
+func (d *dialog) render(width int, th *Theme) (out []string, inputRow int) {
+	inputRow = -1
 	if d.title != "" {
 		out = append(out, wrap(th.Accent.Bold(true).Render(d.title), width)...)
 	}
@@ -273,10 +275,11 @@ func (d *dialog) render(width int, th *Theme) []string {
 	if d.list != nil {
 		out = append(out, d.list.render(width, th)...)
 	} else {
+		inputRow = len(out)
 		out = append(out, strings.Split(d.input.View(), "\n")...)
 		out = append(out, th.Dim.Render("enter confirms · escape cancels"))
 	}
-	return out
+	return out, inputRow
 }
 
 // extensionLines are the status entries and widgets extensions set.

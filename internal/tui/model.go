@@ -206,6 +206,9 @@ func newEditor(th *Theme) textarea.Model {
 	ta.MinHeight = 1
 	ta.MaxHeight = 10
 	ta.KeyMap.InsertNewline.SetEnabled(false)
+	// The terminal's own cursor, placed by the view (no blinking block
+	// redrawn by timer).
+	ta.SetVirtualCursor(false)
 	st := textarea.DefaultStyles(th.Name != "light")
 	st.Focused.CursorLine = lipgloss.NewStyle()
 	st.Focused.Base = lipgloss.NewStyle()
@@ -251,7 +254,7 @@ func (m *Model) reload() {
 
 // Init starts following events (and sends the first prompt).
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.feed.next, textarea.Blink}
+	cmds := []tea.Cmd{m.feed.next}
 	if m.opts.Prompt != "" || len(m.opts.Images) > 0 {
 		s, text, images, rest := m.sess, m.opts.Prompt, m.opts.Images, m.opts.FollowUps
 		cmds = append(cmds, func() tea.Msg {
@@ -736,7 +739,11 @@ func (m *Model) View() tea.View {
 	switch {
 	case m.dialog != nil:
 		middle = append(middle, rule)
-		middle = append(middle, m.dialog.render(m.width, m.th)...)
+		lines, row := m.dialog.render(m.width, m.th)
+		if row >= 0 {
+			cursorRow = len(middle) + row
+		}
+		middle = append(middle, lines...)
 		middle = append(middle, rule)
 	case m.overlay != nil:
 		middle = append(middle, rule)
@@ -751,8 +758,11 @@ func (m *Model) View() tea.View {
 			middle = append(middle, m.menu.render(m.width, m.th)...)
 		}
 	}
-	bottom := append(m.statusLines(), middle...)
-	cursorRow += len(m.statusLines())
+	status := m.statusLines()
+	bottom := append(status, middle...)
+	if cursorRow >= 0 {
+		cursorRow += len(status)
+	}
 	bottom = append(bottom, m.footer()...)
 
 	avail := m.height - len(bottom)
@@ -778,8 +788,12 @@ func (m *Model) View() tea.View {
 		v.AltScreen = true
 		v.MouseMode = tea.MouseModeCellMotion
 	}
-	if cursorRow >= 0 && m.dialog == nil && m.overlay == nil {
-		if c := m.editor.Cursor(); c != nil {
+	if cursorRow >= 0 {
+		ed := &m.editor
+		if m.dialog != nil {
+			ed = &m.dialog.input
+		}
+		if c := ed.Cursor(); c != nil {
 			c.Y += len(shown) + cursorRow
 			v.Cursor = c
 		}

@@ -113,6 +113,12 @@ func TestSlashMenu(t *testing.T) {
 		t.Errorf("no (1/%d) counter:\n%s", n, d.screen())
 	}
 	d.golden("slash-menu")
+	// The terminal's cursor sits after the typed slash.
+	v := d.m.View()
+	rows := strings.Split(d.screen(), "\n")
+	if v.Cursor == nil || v.Cursor.Y >= len(rows) || rows[v.Cursor.Y] != "/" || v.Cursor.X != 1 {
+		t.Errorf("cursor %+v, want after the / on its row", v.Cursor)
+	}
 	d.typeText("th")
 	if it, ok := d.m.menu.current(); !ok || it.label != "thinking" {
 		t.Errorf("after /th the selection is %q, want thinking", it.label)
