@@ -173,13 +173,17 @@ func (m *Model) interrupt() tea.Cmd {
 			}
 			m.editor.SetValue(text)
 		}
-		m.sess.Abort()
-		m.sess.AbortBash()
-		return nil
+		// Abort returns once the run has ended: off the UI goroutine.
+		s := m.sess
+		return func() tea.Msg {
+			s.AbortWith("Operation aborted")
+			s.AbortBash()
+			return nil
+		}
 	}
 	if m.bashRunning() {
-		m.sess.AbortBash()
-		return nil
+		s := m.sess
+		return func() tea.Msg { s.AbortBash(); return nil }
 	}
 	if m.editor.Value() != "" {
 		return nil

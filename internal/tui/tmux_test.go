@@ -272,7 +272,7 @@ func TestTerminalEndToEnd(t *testing.T) {
 		t.Fatalf("session files %v, want one", files)
 	}
 	b, _ := os.ReadFile(files[0])
-	for _, want := range []string{`"text":"greet-me"`, `"stopReason":"aborted"`, `"text":"steer-msg"`, `"text":"steered reply"`, "tool-output-ok"} {
+	for _, want := range []string{`"text":"greet-me"`, `"stopReason":"aborted","errorMessage":"Operation aborted"`, `"text":"steer-msg"`, `"text":"steered reply"`, "tool-output-ok"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("session file lacks %s", want)
 		}

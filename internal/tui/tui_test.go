@@ -77,7 +77,7 @@ func TestEscapeAbortsAndRestoresQueue(t *testing.T) {
 	// The partial reply is stored as aborted.
 	msgs := d.m.sess.Messages()
 	last, ok := msgs[len(msgs)-1].(*ai.AssistantMessage)
-	if !ok || last.StopReason != "aborted" || len(last.Content) == 0 || last.Content[0].Text != "partial words" {
+	if !ok || last.StopReason != "aborted" || last.ErrorMessage != "Operation aborted" || len(last.Content) == 0 || last.Content[0].Text != "partial words" {
 		t.Errorf("last message = %#v, want the partial reply stopped as aborted", msgs[len(msgs)-1])
 	}
 }
