@@ -395,3 +395,30 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	st, _ := strconv.Atoi(f[12])
 	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
 }
+
+// A session another pisces is writing opens read-only, with a notice, and
+// takes no prompt.
+func TestTerminalReadOnlyView(t *testing.T) {
+	script := e2eScript(t, t.TempDir())
+	writer := startTerm(t, 100, 30, nil, "--script", script, "greet-me")
+	writer.begin()
+	writer.waitFor("the reply", "## Greeting")
+	files, _ := filepath.Glob(filepath.Join(writer.dir, "agent", "sessions", "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files %v", files)
+	}
+	before, _ := os.ReadFile(files[0])
+	reader := startTerm(t, 100, 30, nil, "--script", script, "--session", files[0])
+	reader.begin()
+	reader.waitFor("the read-only notice", "this view is read-only", "## Greeting")
+	reader.text("run-tool")
+	reader.keys("Enter")
+	reader.waitFor("the refusal", "This session is read-only here")
+	reader.keys("C-c", "C-c")
+	reader.waitFor("the reader's exit", "PANE-DONE")
+	if after, _ := os.ReadFile(files[0]); string(after) != string(before) {
+		t.Errorf("the read-only view wrote to the file:\n%s", after[len(before):])
+	}
+	writer.keys("C-c", "C-c")
+	writer.waitFor("the writer's exit", "PANE-DONE")
+}
