@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -282,13 +283,11 @@ type bashDoneMsg struct {
 	err error
 }
 
-var bashSeq int
-
 // runBash runs !cmd: its output streams into a block; !! keeps it out of
 // the context.
 func (m *Model) runBash(command string, exclude bool) tea.Cmd {
-	bashSeq++
-	id := "tui-bash-" + itoa(bashSeq)
+	m.bashSeq++
+	id := "tui-bash-" + itoa(m.bashSeq)
 	b := &block{kind: kindBash, command: command}
 	m.bashes[id] = b
 	m.addBlock(b)
@@ -312,24 +311,7 @@ func (m *Model) runBash(command string, exclude bool) tea.Cmd {
 	}
 }
 
-func itoa(n int) string {
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
-}
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // updateMenu opens, filters or closes the slash menu as the editor changes.
 func (m *Model) updateMenu() {

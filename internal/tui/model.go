@@ -137,7 +137,8 @@ type Model struct {
 	cur     *block            // the assistant message streaming
 	tools   map[string]*block // tool blocks by call id
 	bashes  map[string]*block // user bash blocks by id
-	printed int               // inline mode: blocks written to the scrollback
+	bashSeq int
+	printed int // inline mode: blocks written to the scrollback
 
 	editor       textarea.Model
 	history      []string

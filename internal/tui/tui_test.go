@@ -544,3 +544,23 @@ func TestScrollTranscript(t *testing.T) {
 		t.Errorf("scrolled back down:\n%s", d.screen())
 	}
 }
+
+func TestThinkingToggleAndErrors(t *testing.T) {
+	d := newDriver(t, `{"turns": [
+		{"content": [{"type":"thinking","thinking":"pondering the question"},{"type":"text","text":"the answer"}]},
+		{"error": {"status": 400, "message": "bad request"}}
+	]}`, nil)
+	d.typeText("think")
+	d.key("enter")
+	d.waitFor("the answer", func() bool { return strings.Contains(d.screen(), "the answer") && !d.m.streaming })
+	if !strings.Contains(d.screen(), "pondering the question") {
+		t.Errorf("thinking not shown:\n%s", d.screen())
+	}
+	d.key("ctrl+t")
+	if s := d.screen(); strings.Contains(s, "pondering") || !strings.Contains(s, "Thinking...") {
+		t.Errorf("ctrl+t did not collapse the thinking:\n%s", s)
+	}
+	d.typeText("fail")
+	d.key("enter")
+	d.waitFor("the error", d.contains("Error: 400 bad request"))
+}
