@@ -2,6 +2,7 @@ package tui
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -50,6 +51,14 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		case km.is(k, actSelectDown):
 			m.menu.move(1)
+			return nil
+		case m.menu.files && (k == "tab" || km.is(k, actSubmit)):
+			if it, ok := m.menu.current(); ok {
+				v := m.editor.Value()
+				i := strings.LastIndexAny(v, " \n") + 1
+				m.editor.SetValue(v[:i] + "@" + it.label + " ")
+			}
+			m.menu = nil
 			return nil
 		case k == "tab":
 			if it, ok := m.menu.current(); ok {
@@ -313,12 +322,21 @@ func (m *Model) runBash(command string, exclude bool) tea.Cmd {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// updateMenu opens, filters or closes the slash menu as the editor changes.
+// updateMenu opens, filters or closes the slash menu (and the file list
+// of an @ word) as the editor changes.
 func (m *Model) updateMenu() {
 	v := m.editor.Value()
+	word := v[strings.LastIndexAny(v, " \n")+1:]
+	if strings.HasPrefix(word, "@") && m.editor.Line() == m.editor.LineCount()-1 {
+		m.fileMenu(word[1:])
+		return
+	}
 	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
 		m.menu = nil
 		return
+	}
+	if m.menu != nil && m.menu.files {
+		m.menu = nil
 	}
 	if m.menu == nil {
 		m.menu = &picker{items: m.commandItems(), rows: 5}
@@ -345,6 +363,72 @@ func (m *Model) updateMenu() {
 	if len(items) == 0 {
 		m.menu = nil
 	}
+}
+
+// fileMenu lists the project's files matching query (an @ word): those
+// whose path starts with it, then those containing it.
+func (m *Model) fileMenu(query string) {
+	if m.menu == nil || !m.menu.files {
+		m.files = nil // a new @ word: the files as they are now
+	}
+	files := m.projectFiles()
+	q := strings.ToLower(query)
+	var first, rest []item
+	for _, f := range files {
+		lf := strings.ToLower(f)
+		switch {
+		case strings.HasPrefix(lf, q) || strings.HasPrefix(strings.ToLower(filepath.Base(f)), q):
+			first = append(first, item{label: f})
+		case strings.Contains(lf, q):
+			rest = append(rest, item{label: f})
+		}
+		if len(first) >= 200 {
+			break
+		}
+	}
+	items := append(first, rest...)
+	if len(items) == 0 {
+		m.menu = nil
+		return
+	}
+	m.menu = &picker{items: items, rows: 5, files: true}
+}
+
+// projectFiles lists the session directory's files once: git's view
+// (tracked and untracked, .gitignore applied) in a repository, else a walk
+// that skips hidden directories and node_modules (at most 20000).
+func (m *Model) projectFiles() []string {
+	cwd := m.sess.Cwd()
+	if m.files != nil && m.filesDir == cwd {
+		return m.files
+	}
+	m.filesDir = cwd
+	m.files = []string{}
+	if out, err := exec.Command("git", "-C", cwd, "ls-files", "--cached", "--others", "--exclude-standard").Output(); err == nil {
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if l != "" && len(m.files) < 20000 {
+				m.files = append(m.files, l)
+			}
+		}
+		return m.files
+	}
+	filepath.WalkDir(cwd, func(p string, d os.DirEntry, err error) error {
+		if err != nil || len(m.files) >= 20000 {
+			return filepath.SkipDir
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != cwd && (strings.HasPrefix(name, ".") || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if rel, err := filepath.Rel(cwd, p); err == nil {
+			m.files = append(m.files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return m.files
 }
 
 // completePath completes the last word of the editor as a path (Tab).

@@ -133,12 +133,14 @@ type Model struct {
 
 	width, height int
 
-	blocks  []*block
-	cur     *block            // the assistant message streaming
-	tools   map[string]*block // tool blocks by call id
-	bashes  map[string]*block // user bash blocks by id
-	bashSeq int
-	printed int // inline mode: blocks written to the scrollback
+	blocks   []*block
+	cur      *block            // the assistant message streaming
+	tools    map[string]*block // tool blocks by call id
+	bashes   map[string]*block // user bash blocks by id
+	bashSeq  int
+	files    []string // the project's files for @ completion (loaded on first use)
+	filesDir string
+	printed  int // inline mode: blocks written to the scrollback
 
 	editor       textarea.Model
 	history      []string

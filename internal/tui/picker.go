@@ -26,6 +26,7 @@ type picker struct {
 	search   bool // typing filters (shown as "Type to search:")
 	selected int  // index into visible()
 	rows     int  // rows shown at once
+	files    bool // the file list of an @ word (enter and tab insert the path)
 	onSelect func(m *Model, it item) tea.Cmd
 	onCancel func(m *Model) tea.Cmd
 	// onKey handles keys the list does not (tab in /resume); true when

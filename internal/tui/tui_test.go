@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -563,4 +564,43 @@ func TestThinkingToggleAndErrors(t *testing.T) {
 	d.typeText("fail")
 	d.key("enter")
 	d.waitFor("the error", d.contains("Error: 400 bad request"))
+}
+
+// An @ word lists the project's files (git's view when it is a
+// repository: ignored files left out); enter inserts the path.
+func TestAtFileCompletion(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	cwd := d.m.sess.Cwd()
+	for _, f := range []string{"src/main.go", "src/util.go", "ignored.log", "README.md"} {
+		os.MkdirAll(filepath.Join(cwd, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(cwd, f), []byte("x"), 0o644)
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		os.WriteFile(filepath.Join(cwd, ".gitignore"), []byte("*.log\n"), 0o644)
+		if out, err := exec.Command(git, "-C", cwd, "init", "-q").CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+	}
+	d.typeText("look at @mai")
+	if d.m.menu == nil || !d.m.menu.files {
+		t.Fatalf("no file list after @mai:\n%s", d.screen())
+	}
+	if it, _ := d.m.menu.current(); it.label != "src/main.go" {
+		t.Errorf("first match %q, want src/main.go", it.label)
+	}
+	d.key("enter")
+	if got := d.m.editor.Value(); got != "look at @src/main.go " {
+		t.Errorf("editor %q", got)
+	}
+	if d.m.streaming || d.m.menu != nil {
+		t.Error("enter on the file list sent the prompt or left the list open")
+	}
+	d.typeText("@")
+	for _, it := range d.m.menu.visible() {
+		if strings.HasSuffix(it.label, ".log") && d.m.filesDir != "" {
+			if _, err := exec.LookPath("git"); err == nil {
+				t.Errorf("an ignored file is listed: %s", it.label)
+			}
+		}
+	}
 }
