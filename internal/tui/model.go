@@ -116,8 +116,6 @@ type Options struct {
 	OpenResume bool
 	// Program is the command name shown in the resume hint ("pisces").
 	Program string
-	// Notice is shown at start (a read-only view, the trust decision).
-	Notice string
 }
 
 // Model is the bubbletea model of the interactive UI.
@@ -193,9 +191,6 @@ func New(opts Options) *Model {
 		showThinking: true}
 	m.editor = newEditor(th)
 	m.attach(opts.Live)
-	if opts.Notice != "" {
-		m.notify(opts.Notice, false)
-	}
 	return m
 }
 

@@ -544,6 +544,19 @@ func TestScrollTranscript(t *testing.T) {
 	if !strings.Contains(d.screen(), "line-60") {
 		t.Errorf("scrolled back down:\n%s", d.screen())
 	}
+	// The mouse wheel scrolls too.
+	for range 40 {
+		d.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	}
+	if s := d.screen(); !strings.Contains(s, "line-1\n") || strings.Contains(s, "line-60") {
+		t.Errorf("wheel up to the top:\n%s", s)
+	}
+	for range 40 {
+		d.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	}
+	if !strings.Contains(d.screen(), "line-60") {
+		t.Errorf("wheel back down:\n%s", d.screen())
+	}
 }
 
 func TestThinkingToggleAndErrors(t *testing.T) {
