@@ -34,7 +34,14 @@ func startTerm(t *testing.T, width, height int, env []string, args ...string) *t
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	tm := &term{t: t, tmux: tmux, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
+	// A socket's path has a length limit (108 bytes): a short directory of
+	// its own rather than the test's.
+	sockDir, err := os.MkdirTemp("", "tmx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	tm := &term{t: t, tmux: tmux, sock: filepath.Join(sockDir, "s"), dir: dir}
 	if err := os.Mkdir(filepath.Join(dir, "project"), 0o755); err != nil {
 		t.Fatal(err)
 	}
