@@ -245,8 +245,7 @@ func (m *Model) reload() {
 	st := m.sess.Stats()
 	m.usage, m.cost = st.Tokens, st.Cost
 	m.ctxUsage = m.sess.ContextUsage()
-	state := m.sess.State()
-	m.streaming = state.IsStreaming
+	m.streaming = m.sess.IsStreaming()
 	m.steering, m.followUp = m.sess.Queues()
 }
 
@@ -666,9 +665,10 @@ func (m *Model) footer() []string {
 	if home, err := os.UserHomeDir(); err == nil && home != "" && strings.HasPrefix(cwd, home) {
 		cwd = "~" + strings.TrimPrefix(cwd, home)
 	}
-	st := m.sess.State()
-	if st.SessionName != "" {
-		cwd += " • " + st.SessionName
+	// Not State(): it counts the session's messages, too much for every
+	// frame of a long session.
+	if name := m.sess.Store().Name(); name != "" {
+		cwd += " • " + name
 	}
 	var parts []string
 	u := m.usage
@@ -697,10 +697,10 @@ func (m *Model) footer() []string {
 	}
 	left := strings.Join(parts, " ")
 	right := "no model"
-	if st.Model != nil {
-		right = "(" + st.Model.Provider + ") " + st.Model.ID
-		if st.Model.Reasoning && st.ThinkingLevel != "" {
-			right += " • " + st.ThinkingLevel
+	if model := m.sess.Model(); model != nil {
+		right = "(" + model.Provider + ") " + model.ID
+		if level := m.sess.ThinkingLevel(); model.Reasoning && level != "" {
+			right += " • " + level
 		}
 	}
 	pad := m.width - ansi.StringWidth(left) - ansi.StringWidth(right)

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/pisces-agent/pisces/bench/sessgen"
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/internal/testenv"
@@ -615,5 +616,36 @@ func TestAtFileCompletion(t *testing.T) {
 				t.Errorf("an ignored file is listed: %s", it.label)
 			}
 		}
+	}
+}
+
+// A session of 10,000 entries opens, draws its end, and lists its tree
+// (times logged: a frame must not cost the session's length).
+func TestLargeSession(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	p, err := sessgen.WriteFile(filepath.Join(d.dir, "big"), sessgen.Options{Entries: 10000, Seed: 7, Cwd: d.m.sess.Cwd(), BranchEvery: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	l, err := d.mgr.Switch(d.m.live, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.m.attach(l)
+	first := d.screen()
+	t1 := time.Now()
+	d.screen()
+	t2 := time.Now()
+	t.Logf("open and first frame %v, next frame %v (%d blocks)", t1.Sub(t0), t2.Sub(t1), len(d.m.blocks))
+	last := d.m.blocks[len(d.m.blocks)-1].render(d.m.width, d.m.th, false, true)
+	if tail := ansi.Strip(last[len(last)-1]); !strings.Contains(first, strings.TrimRight(tail, " ")) {
+		t.Errorf("the screen does not end with the last block (%q):\n%s", tail, first)
+	}
+	t3 := time.Now()
+	d.m.cmdTree("")
+	t.Logf("tree of %d rows: %v", len(d.m.overlay.items), time.Since(t3))
+	if n := len(d.m.overlay.items); n < 10000 {
+		t.Errorf("tree rows %d, want every entry", n)
 	}
 }
