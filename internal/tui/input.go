@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"encoding/base64"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +12,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/tools"
 )
 
 // key handles one key press.
@@ -33,6 +37,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		m.lastCtrlC = now
 		m.editor.Reset()
+		m.images, m.imageNames = nil, nil
 		m.menu = nil
 		m.notify("Press "+keyText(k)+" again to exit", false)
 		return nil
@@ -241,8 +246,14 @@ func (m *Model) dequeue() {
 func (m *Model) submit(queueAs string) tea.Cmd {
 	raw := m.editor.Value()
 	text := strings.TrimSpace(raw)
-	if text == "" {
+	if text == "" && len(m.images) == 0 {
 		return nil
+	}
+	images := m.images
+	if strings.HasPrefix(text, "/") || strings.HasPrefix(text, "!") {
+		images = nil // commands and shell commands leave them for the next message
+	} else {
+		m.images, m.imageNames = nil, nil
 	}
 	m.menu = nil
 	m.editor.Reset()
@@ -276,14 +287,14 @@ func (m *Model) submit(queueAs string) tea.Cmd {
 		return func() tea.Msg {
 			var err error
 			if queueAs == "followUp" {
-				_, err = s.FollowUp(text, nil)
+				_, err = s.FollowUp(text, images)
 			} else {
-				_, err = s.Steer(text, nil)
+				_, err = s.Steer(text, images)
 			}
 			return resultMsg{err: err}
 		}
 	}
-	return m.promptCmd(text, nil, queueAs)
+	return m.promptCmd(text, images, queueAs)
 }
 
 type bashDoneMsg struct {
@@ -363,6 +374,40 @@ func (m *Model) updateMenu() {
 	if len(items) == 0 {
 		m.menu = nil
 	}
+}
+
+// pastedImage reads a pasted text that names an image file (a path,
+// quoted, with escaped spaces, or a file:// URL, as terminals paste a
+// dropped file): png, jpeg, gif or webp up to 20 MB.
+func pastedImage(pasted, cwd string) (ai.Content, string, bool) {
+	p := strings.TrimSpace(pasted)
+	if p == "" || strings.ContainsAny(p, "\n\r") {
+		return ai.Content{}, "", false
+	}
+	if len(p) >= 2 && (p[0] == '\'' || p[0] == '"') && p[len(p)-1] == p[0] {
+		p = p[1 : len(p)-1]
+	}
+	if u, ok := strings.CutPrefix(p, "file://"); ok {
+		if dec, err := url.PathUnescape(u); err == nil {
+			p = dec
+		}
+	} else {
+		p = strings.ReplaceAll(p, "\\ ", " ")
+	}
+	abs := tools.ResolvePath(p, cwd)
+	st, err := os.Stat(abs)
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 || st.Size() > 20<<20 {
+		return ai.Content{}, "", false
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return ai.Content{}, "", false
+	}
+	switch mime := tools.DetectImageMime(data); mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return ai.Image(base64.StdEncoding.EncodeToString(data), mime), filepath.Base(abs), true
+	}
+	return ai.Content{}, "", false
 }
 
 // fileMenu lists the project's files matching query (an @ word): those

@@ -131,14 +131,16 @@ type Model struct {
 
 	width, height int
 
-	blocks   []*block
-	cur      *block            // the assistant message streaming
-	tools    map[string]*block // tool blocks by call id
-	bashes   map[string]*block // user bash blocks by id
-	bashSeq  int
-	files    []string // the project's files for @ completion (loaded on first use)
-	filesDir string
-	printed  int // inline mode: blocks written to the scrollback
+	blocks     []*block
+	cur        *block            // the assistant message streaming
+	tools      map[string]*block // tool blocks by call id
+	bashes     map[string]*block // user bash blocks by id
+	bashSeq    int
+	images     []ai.Content // attached to the next message
+	imageNames []string
+	files      []string // the project's files for @ completion (loaded on first use)
+	filesDir   string
+	printed    int // inline mode: blocks written to the scrollback
 
 	editor       textarea.Model
 	history      []string
@@ -359,7 +361,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.PasteMsg:
-		if m.overlay == nil && m.dialog == nil {
+		switch {
+		case m.dialog != nil:
+			if m.dialog.list == nil {
+				m.dialog.input.InsertString(msg.Content)
+			}
+		case m.overlay != nil:
+		default:
+			if img, name, ok := pastedImage(msg.Content, m.sess.Cwd()); ok {
+				// A pasted (or dropped) image file is attached.
+				m.images = append(m.images, img)
+				m.imageNames = append(m.imageNames, name)
+				return m, nil
+			}
 			m.editor.InsertString(msg.Content)
 			m.updateMenu()
 		}
@@ -586,6 +600,9 @@ func (m *Model) statusLines() []string {
 	}
 	if len(m.steering)+len(m.followUp) > 0 {
 		out = append(out, m.th.Dim.Render("↳ "+keyText(m.keys.keyOf(actDequeue))+" to edit all queued messages"))
+	}
+	if len(m.imageNames) > 0 {
+		out = append(out, ansi.Truncate(m.th.Accent.Render("Attached: ")+strings.Join(m.imageNames, ", ")+m.th.Dim.Render(" (sent with the next message; "+keyText(m.keys.keyOf(actClear))+" removes)"), m.width, "…"))
 	}
 	out = append(out, m.extensionLines()...)
 	if m.notice != "" {

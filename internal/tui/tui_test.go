@@ -649,3 +649,33 @@ func TestLargeSession(t *testing.T) {
 		t.Errorf("tree rows %d, want every entry", n)
 	}
 }
+
+// A pasted image path (as a terminal pastes a dropped file) attaches the
+// image to the next message.
+func TestPastedImageAttaches(t *testing.T) {
+	d := newDriver(t, replyScript, nil)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+	dir := filepath.Join(d.m.sess.Cwd(), "my shots")
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "shot.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.send(tea.PasteMsg{Content: "'" + filepath.Join(dir, "shot.png") + "'"})
+	if !strings.Contains(d.screen(), "Attached: shot.png") || d.m.editor.Value() != "" {
+		t.Fatalf("no attachment shown, editor %q:\n%s", d.m.editor.Value(), d.screen())
+	}
+	d.send(tea.PasteMsg{Content: "plain text"})
+	if d.m.editor.Value() != "plain text" {
+		t.Errorf("a text paste went elsewhere: editor %q", d.m.editor.Value())
+	}
+	d.key("enter")
+	d.waitFor("the run's end", func() bool { return strings.Contains(d.screen(), "│ 1 │ 2 │") && !d.m.streaming })
+	if strings.Contains(d.screen(), "Attached:") {
+		t.Error("the attachment is still pending after sending")
+	}
+	user := d.m.sess.Messages()[1].(*ai.UserMessage)
+	blocks := user.Content.AsBlocks()
+	if len(blocks) != 2 || blocks[1].Type != ai.ContentImage || blocks[1].MimeType != "image/png" {
+		t.Errorf("user message %+v, want the text and the image", blocks)
+	}
+}
