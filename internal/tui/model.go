@@ -140,7 +140,9 @@ type Model struct {
 	imageNames []string
 	files      []string // the project's files for @ completion (loaded on first use)
 	filesDir   string
-	printed    int // inline mode: blocks written to the scrollback
+	printed    int      // inline mode: blocks written to the scrollback
+	started    bool     // inline mode: the start header is written
+	toPrint    []string // inline mode: lines waiting for the scrollback
 
 	editor       textarea.Model
 	history      []string
@@ -319,6 +321,13 @@ func (m *Model) promptCmd(text string, images []ai.Content, behavior string) tea
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case printMsg:
+		if len(m.toPrint) == 0 {
+			return m, nil
+		}
+		text := strings.Join(m.toPrint, "\n")
+		m.toPrint = nil
+		return m, tea.Println(text)
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
 		m.editor.SetWidth(m.width)
@@ -564,15 +573,30 @@ func (m *Model) flushInline() tea.Cmd {
 		if !m.finished(b) {
 			break
 		}
-		lines = append(lines, "")
-		lines = append(lines, b.render(m.width, m.th, m.expanded, m.showThinking)...)
+		if bl := b.render(m.width, m.th, m.expanded, m.showThinking); len(bl) > 0 {
+			lines = append(lines, "")
+			lines = append(lines, bl...)
+		}
 		m.printed++
 	}
 	if len(lines) == 0 {
 		return nil
 	}
-	return tea.Println(strings.Join(lines, "\n"))
+	if !m.started {
+		// The start header leaves the frame with the first blocks.
+		m.started = true
+		lines = append(m.header(), lines...)
+	}
+	// The blocks leave the frame now and are written above it once the
+	// smaller frame is drawn: the renderer inserts lines above the frame
+	// it last drew, and a frame that shrinks in the same step leaves
+	// pieces of itself behind.
+	m.toPrint = append(m.toPrint, lines...)
+	return tea.Tick(3*frameInterval, func(time.Time) tea.Msg { return printMsg{} })
 }
+
+// printMsg writes the blocks waiting for the scrollback.
+type printMsg struct{}
 
 // finished reports whether a block will not change any more.
 func (m *Model) finished(b *block) bool {
@@ -666,7 +690,7 @@ func (m *Model) tailLines(need int) (lines []string, complete bool) {
 		n += len(bl) + 1
 	}
 	complete = i < start
-	if complete && !m.opts.Inline {
+	if complete && (!m.opts.Inline || !m.started) {
 		lines = append(lines, m.header()...)
 	}
 	for j := len(chunks) - 1; j >= 0; j-- {

@@ -29,6 +29,9 @@ func Run(ctx context.Context, opts Options, bridge *Bridge, in io.Reader, out io
 	width := m.width
 	if opts.Inline {
 		// The scrollback has what was finished; the rest follows.
+		for _, l := range m.toPrint {
+			fmt.Fprintln(w, l)
+		}
 		for _, b := range m.blocks[m.printed:] {
 			fmt.Fprintln(w)
 			for _, l := range b.render(width, m.th, m.expanded, m.showThinking) {

@@ -310,6 +310,12 @@ func TestTerminalInlineAndResume(t *testing.T) {
 	if n := strings.Count(s, "## Greeting"); n != 1 {
 		t.Errorf("the reply is printed %d times:\n%s", n, s)
 	}
+	if n := strings.Count(s, "escape interrupt"); n != 1 {
+		t.Errorf("the start header is printed %d times:\n%s", n, s)
+	}
+	if n := strings.Count(s, "func main() {}"); n != 1 {
+		t.Errorf("the reply's code is printed %d times:\n%s", n, s)
+	}
 	// Reopened in another terminal (another agent dir: by path), the
 	// session shows its transcript.
 	files, _ := filepath.Glob(filepath.Join(tm.dir, "agent", "sessions", "*", "*.jsonl"))
