@@ -465,16 +465,17 @@ Web mode:
                               one printed in the UI address)
   --web-no-token              no token (loopback host only, behind another gate)
 
-Other:
-  --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)
-  --list-models --all         list every model Pisces knows
-  --offline                   no startup network use (Pisces makes none at startup)
-  --verbose                   also report providers skipped for want of an adapter
 Interactive mode (no -p/--mode, stdin and stdout a terminal; docs/tui.md):
   --tui-mode MODE             fullscreen (default, alternate screen) or inline
   --theme NAME, --use-theme NAME
                               dark (default) or light
   --no-themes                 accepted (there are no theme files to discover)
+
+Other:
+  --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)
+  --list-models --all         list every model Pisces knows
+  --offline                   no startup network use (Pisces makes none at startup)
+  --verbose                   also report providers skipped for want of an adapter
   -v, --version               print the version
   -h, --help                  this help
   --                          end of options: the rest are messages
