@@ -1,0 +1,399 @@
+// Package authtest is a local HTTP server that speaks the OAuth wire of
+// the vendors Pisces logs in to (Anthropic, OpenAI's auth server, GitHub
+// and the Copilot API), for tests: authorize redirects, token endpoints
+// with JSON or form bodies as each vendor takes them, device-code polling
+// with authorization_pending and slow_down, the Copilot token exchange and
+// model list. Refresh tokens rotate: a used one is refused with
+// invalid_grant, as the vendors do.
+package authtest
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Client ids the server expects (the vendors' public ones).
+const (
+	AnthropicClientID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+	CodexClientID     = "app_EMoamEEZ73f0CkXaXp7hrann"
+	CopilotClientID   = "Iv1.b507a08c87ecfe98"
+)
+
+// Server is the fake vendor.
+type Server struct {
+	*httptest.Server
+	t testing.TB
+
+	mu sync.Mutex
+	// ExpiresIn is the lifetime given to access tokens (seconds).
+	ExpiresIn int
+	// Pending is how many device polls answer authorization_pending
+	// before the login is confirmed; SlowDown how many of those say
+	// slow_down instead.
+	Pending, SlowDown int
+	// FailRefresh makes every refresh answer 500.
+	FailRefresh bool
+	// AccountID is the chatgpt_account_id put into Codex tokens.
+	AccountID string
+	// Models are the ids Copilot's model list returns.
+	Models []string
+	// FailModels makes Copilot's model list answer 500.
+	FailModels bool
+	// BeforeRefresh, when set, runs inside each refresh request before
+	// the answer (a test may hold the answer there).
+	BeforeRefresh func(provider string)
+
+	refreshes map[string]int        // provider -> refresh calls answered with a token
+	live      map[string]string     // refresh token -> provider (unused tokens)
+	codes     map[string]codeGrant  // authorization code -> grant
+	devices   map[string]*devicePol // device code -> polls
+	seq       int
+	// Requests records every request: method, path and body.
+	requests []Request
+}
+
+// Request is a request the server received.
+type Request struct {
+	Method, Path, ContentType string
+	Query                     url.Values
+	Header                    http.Header
+	Body                      map[string]string
+}
+
+type codeGrant struct {
+	provider, redirect, challenge, verifier string
+}
+
+type devicePol struct {
+	polls int
+	code  string
+}
+
+// New starts the server; it stops when the test ends.
+func New(t testing.TB) *Server {
+	s := &Server{t: t, ExpiresIn: 3600, AccountID: "acct-123", Models: []string{"gpt-4.1", "claude-sonnet-4"},
+		refreshes: map[string]int{}, live: map[string]string{}, codes: map[string]codeGrant{}, devices: map[string]*devicePol{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Refreshes is how many refreshes of provider were answered with tokens.
+func (s *Server) Refreshes(provider string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refreshes[provider]
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// IssueRefresh registers a refresh token for provider (as if a login had
+// returned it) and returns it.
+func (s *Server) IssueRefresh(provider string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.newRefresh(provider)
+}
+
+// Live reports whether a refresh token may still be used.
+func (s *Server) Live(refresh string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.live[refresh]
+	return ok
+}
+
+func (s *Server) newRefresh(provider string) string {
+	s.seq++
+	r := fmt.Sprintf("%s-refresh-%d", provider, s.seq)
+	s.live[r] = provider
+	return r
+}
+
+// CodexToken makes a JWT-shaped access token naming account.
+func CodexToken(account string, n int) string {
+	claims, _ := json.Marshal(map[string]any{"https://api.openai.com/auth": map[string]string{"chatgpt_account_id": account}, "n": n})
+	return "eyJhbGciOiJub25lIn0." + base64.RawURLEncoding.EncodeToString(claims) + ".sig"
+}
+
+func (s *Server) accessFor(provider string) string {
+	s.seq++
+	switch provider {
+	case "anthropic":
+		return fmt.Sprintf("sk-ant-oat01-access-%d", s.seq)
+	case "openai-codex":
+		return CodexToken(s.AccountID, s.seq)
+	}
+	return fmt.Sprintf("access-%d", s.seq)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body := map[string]string{}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	data, _ := io.ReadAll(r.Body)
+	switch ct {
+	case "application/json":
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			http.Error(w, `{"error":"invalid_request","error_description":"body is not JSON"}`, 400)
+			return
+		}
+		for k, v := range m {
+			body[k] = fmt.Sprint(v)
+		}
+	case "application/x-www-form-urlencoded":
+		q, err := url.ParseQuery(string(data))
+		if err != nil {
+			http.Error(w, `{"error":"invalid_request"}`, 400)
+			return
+		}
+		for k := range q {
+			body[k] = q.Get(k)
+		}
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, ContentType: ct, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body})
+	s.mu.Unlock()
+
+	switch r.URL.Path {
+	case "/oauth/authorize":
+		s.authorize(w, r)
+	case "/v1/oauth/token":
+		if ct != "application/json" {
+			oauthError(w, 400, "invalid_request", "Anthropic's token endpoint takes JSON")
+			return
+		}
+		s.token(w, "anthropic", AnthropicClientID, body)
+	case "/oauth/token":
+		if ct != "application/x-www-form-urlencoded" {
+			oauthError(w, 400, "invalid_request", "OpenAI's token endpoint takes a form")
+			return
+		}
+		s.token(w, "openai-codex", CodexClientID, body)
+	case "/api/accounts/deviceauth/usercode":
+		if body["client_id"] != CodexClientID {
+			oauthError(w, 400, "invalid_client", "unknown client")
+			return
+		}
+		s.mu.Lock()
+		s.seq++
+		id := fmt.Sprintf("devauth-%d", s.seq)
+		s.devices[id] = &devicePol{}
+		s.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"device_auth_id": id, "user_code": "ABCD-1234", "interval": "5"})
+	case "/api/accounts/deviceauth/token":
+		s.codexDevicePoll(w, body)
+	case "/login/device/code":
+		if body["client_id"] != CopilotClientID || body["scope"] != "read:user" {
+			oauthError(w, 400, "invalid_request", "client_id or scope")
+			return
+		}
+		s.mu.Lock()
+		s.seq++
+		dc := fmt.Sprintf("ghdevice-%d", s.seq)
+		s.devices[dc] = &devicePol{}
+		s.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"device_code": dc, "user_code": "WXYZ-9876", "verification_uri": "https://github.com/login/device", "interval": 5, "expires_in": 900})
+	case "/login/oauth/access_token":
+		s.githubPoll(w, body)
+	case "/copilot_internal/v2/token":
+		s.copilotToken(w, r)
+	case "/models":
+		s.copilotModels(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// authorize plays the user who approves: it redirects to redirect_uri with
+// a code and the state.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	provider := map[string]string{AnthropicClientID: "anthropic", CodexClientID: "openai-codex"}[q.Get("client_id")]
+	if provider == "" || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		http.Error(w, "bad authorize request", 400)
+		return
+	}
+	s.mu.Lock()
+	s.seq++
+	code := fmt.Sprintf("code-%d", s.seq)
+	s.codes[code] = codeGrant{provider: provider, redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge")}
+	s.mu.Unlock()
+	u, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil {
+		http.Error(w, "bad redirect_uri", 400)
+		return
+	}
+	v := url.Values{"code": {code}, "state": {q.Get("state")}}
+	u.RawQuery = v.Encode()
+	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+// codexDevicePoll answers a Codex device poll: slow_down, then pending,
+// then an authorization code with its verifier.
+func (s *Server) codexDevicePoll(w http.ResponseWriter, body map[string]string) {
+	s.mu.Lock()
+	d := s.devices[body["device_auth_id"]]
+	if d == nil || body["user_code"] != "ABCD-1234" {
+		s.mu.Unlock()
+		oauthError(w, 400, "invalid_request", "unknown device_auth_id")
+		return
+	}
+	d.polls++
+	switch {
+	case d.polls <= s.SlowDown:
+		s.mu.Unlock()
+		oauthError(w, 400, "slow_down", "")
+		return
+	case d.polls <= s.SlowDown+s.Pending:
+		s.mu.Unlock()
+		oauthError(w, 403, "deviceauth_authorization_pending", "")
+		return
+	}
+	s.seq++
+	code := fmt.Sprintf("devcode-%d", s.seq)
+	verifier := fmt.Sprintf("verifier-%d", s.seq)
+	s.codes[code] = codeGrant{provider: "openai-codex", redirect: "https://auth.openai.com/deviceauth/callback", verifier: verifier}
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]string{"authorization_code": code, "code_verifier": verifier})
+}
+
+func (s *Server) githubPoll(w http.ResponseWriter, body map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.devices[body["device_code"]]
+	if d == nil || body["client_id"] != CopilotClientID || body["grant_type"] != "urn:ietf:params:oauth:grant-type:device_code" {
+		writeJSON(w, 200, map[string]string{"error": "incorrect_device_code"})
+		return
+	}
+	d.polls++
+	switch {
+	case d.polls <= s.SlowDown:
+		writeJSON(w, 200, map[string]any{"error": "slow_down", "interval": 10})
+		return
+	case d.polls <= s.SlowDown+s.Pending:
+		writeJSON(w, 200, map[string]string{"error": "authorization_pending"})
+		return
+	}
+	gh := s.newRefresh("github")
+	writeJSON(w, 200, map[string]string{"access_token": gh, "token_type": "bearer", "scope": "read:user"})
+}
+
+func (s *Server) token(w http.ResponseWriter, provider, clientID string, body map[string]string) {
+	if body["client_id"] != clientID {
+		oauthError(w, 401, "invalid_client", "unknown client_id")
+		return
+	}
+	switch body["grant_type"] {
+	case "authorization_code":
+		s.mu.Lock()
+		g, ok := s.codes[body["code"]]
+		delete(s.codes, body["code"])
+		s.mu.Unlock()
+		if !ok || g.provider != provider || g.redirect != body["redirect_uri"] {
+			oauthError(w, 400, "invalid_grant", "unknown code or redirect_uri mismatch")
+			return
+		}
+		if g.verifier != "" {
+			if body["code_verifier"] != g.verifier {
+				oauthError(w, 400, "invalid_grant", "code_verifier")
+				return
+			}
+		} else if challenge(body["code_verifier"]) != g.challenge {
+			oauthError(w, 400, "invalid_grant", "PKCE verification failed")
+			return
+		}
+	case "refresh_token":
+		if s.BeforeRefresh != nil {
+			s.BeforeRefresh(provider)
+		}
+		s.mu.Lock()
+		fail := s.FailRefresh
+		p, ok := s.live[body["refresh_token"]]
+		delete(s.live, body["refresh_token"])
+		s.mu.Unlock()
+		if fail {
+			oauthError(w, 500, "server_error", "try later")
+			return
+		}
+		if !ok || p != provider {
+			oauthError(w, 400, "invalid_grant", "refresh token already used or unknown")
+			return
+		}
+		s.mu.Lock()
+		s.refreshes[provider]++
+		s.mu.Unlock()
+	default:
+		oauthError(w, 400, "unsupported_grant_type", body["grant_type"])
+		return
+	}
+	s.mu.Lock()
+	refresh := s.newRefresh(provider)
+	access := s.accessFor(provider)
+	exp := s.ExpiresIn
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"access_token": access, "refresh_token": refresh, "expires_in": exp, "token_type": "Bearer"})
+}
+
+func (s *Server) copilotToken(w http.ResponseWriter, r *http.Request) {
+	gh, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.live[gh]; !ok || p != "github" || r.Header.Get("Editor-Version") == "" {
+		writeJSON(w, 401, map[string]string{"message": "Bad credentials"})
+		return
+	}
+	if s.FailRefresh {
+		writeJSON(w, 500, map[string]string{"message": "unavailable"})
+		return
+	}
+	s.refreshes["github-copilot"]++
+	s.seq++
+	host := strings.TrimPrefix(s.URL, "http://")
+	tok := fmt.Sprintf("tid=%d;exp=1;proxy-ep=proxy.%s;sku=x", s.seq, host)
+	writeJSON(w, 200, map[string]any{"token": tok, "expires_at": 4102444800, "refresh_in": 1500})
+}
+
+func (s *Server) copilotModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.FailModels || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer tid=") || r.Header.Get("X-GitHub-Api-Version") == "" {
+		writeJSON(w, 500, map[string]string{"message": "models unavailable"})
+		return
+	}
+	var data []map[string]any
+	for _, id := range s.Models {
+		data = append(data, map[string]any{"id": id, "object": "model", "policy": map[string]string{"state": "enabled"}})
+	}
+	writeJSON(w, 200, map[string]any{"data": data, "object": "list"})
+}
+
+func challenge(verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
