@@ -477,7 +477,7 @@ func TestKeyOrder(t *testing.T) {
   "openai": {"type": "api_key", "key": "auth-openai"},
   "groq": {"type": "api_key", "key": "AUTH_VAR"},
   "google": {"type": "oauth", "access": "oauth-access", "refresh": "r", "expires": 0},
-  "xai": {"type": "oauth", "access": "expired", "expires": 1000},
+  "xai": {"type": "oauth", "access": "expired", "refresh": "r", "expires": 1000},
   "cerebras": {"type": "api_key", "key": "!echo auth-cmd"}
 }`)
 	writeFile(t, dir, "models.json", `{"providers": {
@@ -490,12 +490,12 @@ func TestKeyOrder(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := map[string]string{
-		"openai":    "auth-openai",   // auth.json > env > models.json
+		"openai":    "auth-openai",   // auth.json > models.json > env
 		"groq":      "auth-from-var", // auth.json value resolved as env name
 		"google":    "oauth-access",  // OAuth access token
-		"xai":       "mj-xai",        // expired OAuth falls through to models.json
+		"xai":       "expired",       // a stored login owns the provider, expired or not
 		"cerebras":  "auth-cmd",      // auth.json !command
-		"mistral":   "env-mistral",   // env > models.json
+		"mistral":   "mj-mistral",    // models.json > env
 		"anthropic": "env-ant-oauth", // ANTHROPIC_OAUTH_TOKEN > ANTHROPIC_API_KEY
 		"deepseek":  "mj-cmd",        // models.json !command
 		"together":  "UNSET_NAME_USED_LITERALLY",

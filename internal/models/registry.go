@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/auth"
 )
 
 // ProviderEntry is one provider with its models.
@@ -54,6 +55,7 @@ type Registry struct {
 	overrides map[string]string               // provider ("*": all) -> --api-key
 	dynamic   map[string]map[string]*ai.Model // provider -> id -> AnyModel result
 	authFile  string                          // auth.json, for messages ("" when none was read)
+	auth      *auth.Store                     // auth.json (nil without an agent dir)
 }
 
 // NewRegistry returns an empty registry.

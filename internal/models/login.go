@@ -1,0 +1,90 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/auth"
+)
+
+// Auth returns the auth.json store (nil when the registry was built
+// without an agent dir).
+func (r *Registry) Auth() *auth.Store {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.auth
+}
+
+// Close waits for OAuth refreshes already sent to be written to auth.json
+// (a rotated refresh token must not be lost); call it before exiting.
+func (r *Registry) Close() {
+	if s := r.Auth(); s != nil {
+		s.Close()
+	}
+}
+
+// override returns the --api-key override of a provider ("" when none).
+func (r *Registry) override(provider string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if o := r.overrides[provider]; o != "" {
+		return o
+	}
+	return r.overrides["*"]
+}
+
+// ResolveKey returns the key a request to provider uses now: like Key,
+// but a stored OAuth login is refreshed first when less than
+// max(auth.RefreshMargin, minValid) of its token is left. The error says
+// what is missing, or why the refresh failed (the login stays stored).
+func (r *Registry) ResolveKey(ctx context.Context, provider string, minValid time.Duration) (string, error) {
+	if o := r.override(provider); o != "" {
+		return o, nil
+	}
+	if s := r.Auth(); s != nil {
+		if c, err := s.Get(ctx, provider); err == nil && c.IsOAuth() {
+			c, err := s.Token(ctx, provider, minValid)
+			if err != nil {
+				return "", err
+			}
+			if c != nil && c.IsOAuth() {
+				return c.Access, nil
+			}
+		}
+	}
+	if k, ok := r.Key(provider); ok {
+		return k, nil
+	}
+	return "", r.MissingKeyError(provider)
+}
+
+// loginProvider wraps the adapter of a provider that has subscription
+// logins: when the provider's key is a stored OAuth login (no --api-key),
+// each request gets the current access token, refreshed first when it is
+// about to expire; a refresh that fails is the request's error.
+type loginProvider struct {
+	ai.Provider
+	reg  *Registry
+	name string
+}
+
+func (p *loginProvider) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
+	if p.reg.override(p.name) == "" {
+		s := p.reg.Auth()
+		if c, err := s.Get(ctx, p.name); err == nil && c.IsOAuth() {
+			c, err := s.Token(ctx, p.name, 0)
+			if err != nil {
+				b := ai.NewBuilder(req.Model, req.ThinkingLevel, emit)
+				b.Start()
+				return b.Fail(ctx, err)
+			}
+			if c.IsOAuth() { // else logged out meanwhile: the key as resolved
+				r := *req
+				r.APIKey = c.Access
+				req = &r
+			}
+		}
+	}
+	return p.Provider.Stream(ctx, req, emit)
+}

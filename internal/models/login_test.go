@@ -1,0 +1,70 @@
+package models
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/auth"
+	"github.com/pisces-agent/pisces/internal/auth/authtest"
+)
+
+// TestLoginRefreshedPerRequest: a stored Anthropic login about to expire
+// is refreshed when a request is sent, and the request carries the new
+// token; the environment is not used while a login is stored.
+func TestLoginRefreshedPerRequest(t *testing.T) {
+	srv := authtest.New(t)
+	dir := t.TempDir()
+	refresh := srv.IssueRefresh("anthropic")
+	writeFile(t, dir, "auth.json", fmt.Sprintf(`{"anthropic": {"type": "oauth", "access": "sk-ant-oat01-old", "refresh": %q, "expires": %d},
+  "xai": {"type": "oauth", "access": "x-old", "refresh": "r", "expires": 1000}}`, refresh, time.Now().Add(2*time.Minute).UnixMilli()))
+	p, fakes := adapters(allAPIs...)
+	store := auth.Open(filepath.Join(dir, "auth.json"), &auth.Options{Server: srv.URL})
+	reg, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Auth: store, Env: envOf(map[string]string{"ANTHROPIC_API_KEY": "env-key"})})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	defer reg.Close()
+	if k, _ := reg.Key("anthropic"); k != "sk-ant-oat01-old" {
+		t.Fatalf("Key %q (no refresh when listing)", k)
+	}
+	m, _ := reg.Find("anthropic", reg.All()[0].ID)
+	entry, _ := reg.Provider("anthropic")
+	entry.Provider.Stream(t.Context(), &ai.Request{Model: m, APIKey: "sk-ant-oat01-old"}, func(ai.AssistantEvent) {})
+	reqs := fakes[APIAnthropicMessages].reqs
+	if len(reqs) != 1 || !strings.HasPrefix(reqs[0].APIKey, "sk-ant-oat01-access-") || srv.Refreshes("anthropic") != 1 {
+		t.Fatalf("request key %q after %d refreshes", reqs[0].APIKey, srv.Refreshes("anthropic"))
+	}
+	if k, _ := reg.ResolveKey(t.Context(), "anthropic", 0); k != reqs[0].APIKey {
+		t.Fatalf("ResolveKey %q", k)
+	}
+
+	// --api-key: the login is not used.
+	reg.SetAPIKeyOverride("anthropic", "cli")
+	entry.Provider.Stream(t.Context(), &ai.Request{Model: m, APIKey: "cli"}, func(ai.AssistantEvent) {})
+	if k := fakes[APIAnthropicMessages].reqs[1].APIKey; k != "cli" {
+		t.Fatalf("with --api-key: %q", k)
+	}
+
+	// An expired login Pisces cannot refresh is an error, not the env.
+	if _, err := reg.ResolveKey(t.Context(), "xai", 0); err == nil || !strings.Contains(err.Error(), "cannot refresh") {
+		t.Fatalf("xai: %v", err)
+	}
+
+	// A failed refresh is the request's error; the login stays.
+	srv.FailRefresh = true
+	reg.SetAPIKeyOverride("anthropic", "")
+	store2 := auth.Open(filepath.Join(dir, "auth.json"), &auth.Options{Server: srv.URL, Now: func() time.Time { return time.Now().Add(24 * time.Hour) }})
+	reg2, _ := Load(LoadOptions{AgentDir: dir, Providers: p, Auth: store2})
+	entry2, _ := reg2.Provider("anthropic")
+	msg := entry2.Provider.Stream(t.Context(), &ai.Request{Model: m}, func(ai.AssistantEvent) {})
+	if msg == nil || msg.StopReason != ai.StopError || !strings.Contains(msg.ErrorMessage, "OAuth refresh failed for anthropic") {
+		t.Fatalf("message %+v", msg)
+	}
+	if c, _ := store2.Get(t.Context(), "anthropic"); c == nil || !c.IsOAuth() {
+		t.Fatalf("login lost: %+v", c)
+	}
+}
