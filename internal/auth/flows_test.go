@@ -167,7 +167,7 @@ func TestCodexBrowserLogin(t *testing.T) {
 
 func TestCodexDeviceLogin(t *testing.T) {
 	srv := authtest.New(t)
-	srv.SlowDown, srv.Pending = 1, 2
+	srv.Set(func(s *authtest.Server) { s.SlowDown, s.Pending = 1, 2 })
 	o, sleeps := testOptions(srv)
 	var shown []string
 	c, err := codexProvider{}.Login(t.Context(), o, &LoginUI{NoBrowser: true, Show: func(m string) { shown = append(shown, m) }})
@@ -194,7 +194,7 @@ func TestCodexDeviceLogin(t *testing.T) {
 
 func TestCopilotLoginAndRefresh(t *testing.T) {
 	srv := authtest.New(t)
-	srv.SlowDown, srv.Pending = 1, 1
+	srv.Set(func(s *authtest.Server) { s.SlowDown, s.Pending = 1, 1 })
 	o, sleeps := testOptions(srv)
 	ui := &LoginUI{NoBrowser: true, Prompt: func(context.Context, string) (string, error) { return "", nil }}
 	c, err := copilotProvider{}.Login(t.Context(), o, ui)
@@ -216,7 +216,7 @@ func TestCopilotLoginAndRefresh(t *testing.T) {
 	}
 	// The refresh keeps the GitHub token and rewrites the model list; a
 	// failed model list fails the whole refresh.
-	srv.Models = []string{"gpt-5"}
+	srv.Set(func(s *authtest.Server) { s.Models = []string{"gpt-5"} })
 	n, err := copilotProvider{}.Refresh(t.Context(), o, c)
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestCopilotLoginAndRefresh(t *testing.T) {
 	if n.Refresh != c.Refresh || n.Access == c.Access || strings.Join(n.AvailableModelIDs, ",") != "gpt-5" {
 		t.Fatalf("refreshed %+v", n)
 	}
-	srv.FailModels = true
+	srv.Set(func(s *authtest.Server) { s.FailModels = true })
 	if _, err := (copilotProvider{}).Refresh(t.Context(), o, c); err == nil || !strings.Contains(err.Error(), "models") {
 		t.Fatalf("refresh with a failing model list: %v", err)
 	}

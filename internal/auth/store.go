@@ -6,6 +6,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -108,10 +109,12 @@ func (s *Store) load(ctx context.Context) (*authFile, error) {
 	data, rerr := os.ReadFile(s.path)
 	after, _ := statRevision(s.path)
 	var f *authFile
-	if rerr == nil && after == rev {
+	// An empty file is one being written (pi creates it as "{}").
+	empty := len(bytes.TrimSpace(data)) == 0
+	if rerr == nil && after == rev && !empty {
 		f, err = parseAuthFile(data)
 	}
-	if rerr != nil || after != rev || err != nil {
+	if rerr != nil || after != rev || empty || err != nil {
 		// Being written: read it under the lock.
 		l, lerr := acquireLock(ctx, s.path, LockStale, LockWait)
 		if lerr != nil {

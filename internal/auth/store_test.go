@@ -173,7 +173,7 @@ func TestTokenRefreshesNearExpiry(t *testing.T) {
 func TestFailedRefreshKeepsTheLogin(t *testing.T) {
 	srv := authtest.New(t)
 	s, refresh := storeWith(t, srv, "anthropic", time.Now().Add(-time.Hour))
-	srv.FailRefresh = true
+	srv.Set(func(s *authtest.Server) { s.FailRefresh = true })
 	_, err := s.Token(t.Context(), "anthropic", 0)
 	var re *RefreshError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "OAuth refresh failed for anthropic") || !strings.Contains(err.Error(), "pisces auth login anthropic") {
@@ -253,10 +253,12 @@ func TestRefreshSurvivesCancel(t *testing.T) {
 	s, _ := storeWith(t, srv, "anthropic", time.Now().Add(-time.Hour))
 	sent := make(chan struct{})
 	release := make(chan struct{})
-	srv.BeforeRefresh = func(string) {
-		close(sent)
-		<-release
-	}
+	srv.Set(func(s *authtest.Server) {
+		s.BeforeRefresh = func(string) {
+			close(sent)
+			<-release
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() {

@@ -55,7 +55,7 @@ func TestLoginRefreshedPerRequest(t *testing.T) {
 	}
 
 	// A failed refresh is the request's error; the login stays.
-	srv.FailRefresh = true
+	srv.Set(func(s *authtest.Server) { s.FailRefresh = true })
 	reg.SetAPIKeyOverride("anthropic", "")
 	store2 := auth.Open(filepath.Join(dir, "auth.json"), &auth.Options{Server: srv.URL, Now: func() time.Time { return time.Now().Add(24 * time.Hour) }})
 	reg2, _ := Load(LoadOptions{AgentDir: dir, Providers: p, Auth: store2})

@@ -41,6 +41,8 @@ type Server struct {
 	// before the login is confirmed; SlowDown how many of those say
 	// slow_down instead.
 	Pending, SlowDown int
+	// Interval is the device-code polling interval announced (seconds).
+	Interval int
 	// FailRefresh makes every refresh answer 500.
 	FailRefresh bool
 	// AccountID is the chatgpt_account_id put into Codex tokens.
@@ -81,11 +83,19 @@ type devicePol struct {
 
 // New starts the server; it stops when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{t: t, ExpiresIn: 3600, AccountID: "acct-123", Models: []string{"gpt-4.1", "claude-sonnet-4"},
+	s := &Server{t: t, ExpiresIn: 3600, Interval: 5, AccountID: "acct-123", Models: []string{"gpt-4.1", "claude-sonnet-4"},
 		refreshes: map[string]int{}, live: map[string]string{}, codes: map[string]codeGrant{}, devices: map[string]*devicePol{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Set changes the server's settings (the exported fields) while it may
+// be serving.
+func (s *Server) Set(f func(s *Server)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
 }
 
 // Refreshes is how many refreshes of provider were answered with tokens.
@@ -194,8 +204,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.seq++
 		id := fmt.Sprintf("devauth-%d", s.seq)
 		s.devices[id] = &devicePol{}
+		interval := s.Interval
 		s.mu.Unlock()
-		writeJSON(w, 200, map[string]any{"device_auth_id": id, "user_code": "ABCD-1234", "interval": "5"})
+		writeJSON(w, 200, map[string]any{"device_auth_id": id, "user_code": "ABCD-1234", "interval": fmt.Sprint(interval)})
 	case "/api/accounts/deviceauth/token":
 		s.codexDevicePoll(w, body)
 	case "/login/device/code":
@@ -207,8 +218,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.seq++
 		dc := fmt.Sprintf("ghdevice-%d", s.seq)
 		s.devices[dc] = &devicePol{}
+		interval := s.Interval
 		s.mu.Unlock()
-		writeJSON(w, 200, map[string]any{"device_code": dc, "user_code": "WXYZ-9876", "verification_uri": "https://github.com/login/device", "interval": 5, "expires_in": 900})
+		writeJSON(w, 200, map[string]any{"device_code": dc, "user_code": "WXYZ-9876", "verification_uri": "https://github.com/login/device", "interval": interval, "expires_in": 900})
 	case "/login/oauth/access_token":
 		s.githubPoll(w, body)
 	case "/copilot_internal/v2/token":
@@ -319,8 +331,11 @@ func (s *Server) token(w http.ResponseWriter, provider, clientID string, body ma
 			return
 		}
 	case "refresh_token":
-		if s.BeforeRefresh != nil {
-			s.BeforeRefresh(provider)
+		s.mu.Lock()
+		before := s.BeforeRefresh
+		s.mu.Unlock()
+		if before != nil {
+			before(provider)
 		}
 		s.mu.Lock()
 		fail := s.FailRefresh
