@@ -14,7 +14,7 @@ var catalogueData = []CatalogueProvider{
 		Name:    "anthropic",
 		API:     "anthropic-messages",
 		BaseURL: "https://api.anthropic.com",
-		Env:     []string{"ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"},
+		Env:     []string{"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"},
 		Models: []CatalogueModel{
 			{ID: "claude-sonnet-4-6", Name: "Claude Sonnet 4.6", Reasoning: true, Input: []string{"text", "image"}, ContextWindow: 1000000, MaxTokens: 64000, Cost: ai.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, ExtraThinkingLevels: []string{"max"}, Compat: json.RawMessage(`{"forceAdaptiveThinking": true}`)},
 			{ID: "claude-opus-4-8", Name: "Claude Opus 4.8", Reasoning: true, Input: []string{"text", "image"}, ContextWindow: 1000000, MaxTokens: 128000, Cost: ai.ModelCost{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}, ExtraThinkingLevels: []string{"xhigh", "max"}, Compat: json.RawMessage(`{"forceAdaptiveThinking": true, "supportsTemperature": false}`)},

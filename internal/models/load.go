@@ -536,7 +536,7 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, reg *Registry, r
 			provider = authHeaderProvider{provider}
 		}
 		if _, ok := auth.Lookup(s.name); ok && reg.auth != nil {
-			provider = &loginProvider{Provider: provider, reg: reg, name: s.name}
+			provider = &loginProvider{Provider: provider, reg: reg, name: s.name, env: env}
 		}
 	}
 

@@ -67,7 +67,12 @@ type loginProvider struct {
 	ai.Provider
 	reg  *Registry
 	name string
+	env  func(string) string
 }
+
+// anthropicAuthToken is the variable whose value Anthropic takes as a
+// bearer token without the subscription mode (a gateway's token).
+const anthropicAuthToken = "ANTHROPIC_AUTH_TOKEN"
 
 func (p *loginProvider) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
 	if p.reg.override(p.name) == "" {
@@ -84,6 +89,14 @@ func (p *loginProvider) Stream(ctx context.Context, req *ai.Request, emit func(a
 				r.APIKey = c.Access
 				req = &r
 			}
+		} else if p.name == "anthropic" && c == nil && err == nil && req.APIKey != "" && req.APIKey == p.env(anthropicAuthToken) {
+			// The key came from ANTHROPIC_AUTH_TOKEN (nothing stored):
+			// sent as "Authorization: Bearer", not as x-api-key.
+			r := *req
+			m := *req.Model
+			m.Headers = mergeHeaders(m.Headers, map[string]string{"Authorization": "Bearer " + req.APIKey})
+			r.Model, r.APIKey = &m, ""
+			req = &r
 		}
 	}
 	return p.Provider.Stream(ctx, req, emit)

@@ -68,3 +68,34 @@ func TestLoginRefreshedPerRequest(t *testing.T) {
 		t.Fatalf("login lost: %+v", c)
 	}
 }
+
+// TestAnthropicEnvRanking: with nothing stored, ANTHROPIC_AUTH_TOKEN comes
+// first and is sent as a bearer token (not as x-api-key, not in the
+// subscription mode), then ANTHROPIC_OAUTH_TOKEN, then ANTHROPIC_API_KEY.
+func TestAnthropicEnvRanking(t *testing.T) {
+	dir := t.TempDir()
+	p, fakes := adapters(allAPIs...)
+	env := map[string]string{"ANTHROPIC_AUTH_TOKEN": "gw-token", "ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-env", "ANTHROPIC_API_KEY": "sk-ant-api03-env"}
+	reg, _ := Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(env)})
+	if k, _ := reg.Key("anthropic"); k != "gw-token" {
+		t.Fatalf("key %q", k)
+	}
+	m := reg.All()[0]
+	entry, _ := reg.Provider("anthropic")
+	entry.Provider.Stream(t.Context(), &ai.Request{Model: m, APIKey: "gw-token"}, func(ai.AssistantEvent) {})
+	got := fakes[APIAnthropicMessages].reqs[0]
+	if got.APIKey != "" || got.Model.Headers["Authorization"] != "Bearer gw-token" || m.Headers["Authorization"] != "" {
+		t.Fatalf("sent key %q headers %v", got.APIKey, got.Model.Headers)
+	}
+	delete(env, "ANTHROPIC_AUTH_TOKEN")
+	if k, _ := reg.Key("anthropic"); k != "sk-ant-oat01-env" {
+		t.Fatalf("key %q", k)
+	}
+	delete(env, "ANTHROPIC_OAUTH_TOKEN")
+	if k, _ := reg.Key("anthropic"); k != "sk-ant-api03-env" {
+		t.Fatalf("key %q", k)
+	}
+	if v := reg.KeyVariable("anthropic"); v != "ANTHROPIC_API_KEY" {
+		t.Fatalf("KeyVariable %q", v)
+	}
+}
