@@ -535,7 +535,7 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, reg *Registry, r
 		if s.authHeader {
 			provider = authHeaderProvider{provider}
 		}
-		if _, ok := auth.Lookup(s.name); ok && reg.auth != nil {
+		if _, ok := auth.Lookup(s.name); ok && (reg.auth != nil || s.name == copilotProvider) {
 			provider = &loginProvider{Provider: provider, reg: reg, name: s.name, env: env}
 		}
 	}
@@ -548,10 +548,21 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, reg *Registry, r
 		Env:      s.env,
 	}
 	if cp := s.catalogue; cp != nil {
+		name, store := s.name, reg.auth
 		e.build = func() []*ai.Model {
+			// A Copilot login lists the models the account may use.
+			var allowed map[string]bool
+			if name == copilotProvider && store != nil {
+				if c, err := store.Get(context.Background(), name); err == nil && c.IsOAuth() && len(c.AvailableModelIDs) > 0 {
+					allowed = map[string]bool{}
+					for _, id := range c.AvailableModelIDs {
+						allowed[id] = true
+					}
+				}
+			}
 			var kept []*ai.Model
 			for i := range cp.Models {
-				if keep[i] {
+				if keep[i] && (allowed == nil || allowed[cp.Models[i].ID]) {
 					kept = append(kept, cp.Models[i].model(cp))
 				}
 			}

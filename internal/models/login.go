@@ -75,9 +75,12 @@ type loginProvider struct {
 const anthropicAuthToken = "ANTHROPIC_AUTH_TOKEN"
 
 func (p *loginProvider) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
-	if p.reg.override(p.name) == "" {
-		s := p.reg.Auth()
-		if c, err := s.Get(ctx, p.name); err == nil && c.IsOAuth() {
+	var login *auth.Credential
+	var stored bool
+	if s := p.reg.Auth(); s != nil && p.reg.override(p.name) == "" {
+		c, err := s.Get(ctx, p.name)
+		stored = c != nil || err != nil
+		if err == nil && c.IsOAuth() {
 			c, err := s.Token(ctx, p.name, 0)
 			if err != nil {
 				b := ai.NewBuilder(req.Model, req.ThinkingLevel, emit)
@@ -88,16 +91,76 @@ func (p *loginProvider) Stream(ctx context.Context, req *ai.Request, emit func(a
 				r := *req
 				r.APIKey = c.Access
 				req = &r
+				login = c
 			}
-		} else if p.name == "anthropic" && c == nil && err == nil && req.APIKey != "" && req.APIKey == p.env(anthropicAuthToken) {
-			// The key came from ANTHROPIC_AUTH_TOKEN (nothing stored):
-			// sent as "Authorization: Bearer", not as x-api-key.
-			r := *req
-			m := *req.Model
-			m.Headers = mergeHeaders(m.Headers, map[string]string{"Authorization": "Bearer " + req.APIKey})
-			r.Model, r.APIKey = &m, ""
-			req = &r
 		}
 	}
+	if p.name == "anthropic" && !stored && p.reg.override(p.name) == "" && req.APIKey != "" && req.APIKey == p.env(anthropicAuthToken) {
+		// The key came from ANTHROPIC_AUTH_TOKEN (nothing stored): sent
+		// as "Authorization: Bearer", not as x-api-key.
+		r := *req
+		m := *req.Model
+		m.Headers = mergeHeaders(m.Headers, map[string]string{"Authorization": "Bearer " + req.APIKey})
+		r.Model, r.APIKey = &m, ""
+		req = &r
+	}
+	if p.name == copilotProvider {
+		req = copilotRequest(req, login)
+	}
 	return p.Provider.Stream(ctx, req, emit)
+}
+
+const (
+	copilotProvider = "github-copilot"
+	// copilotDefaultBase is the catalogue's base URL of GitHub Copilot;
+	// with a login the token names the real one.
+	copilotDefaultBase = "https://api.individual.githubcopilot.com"
+)
+
+// copilotRequest adds what every GitHub Copilot request carries: the API
+// host the Copilot token names (unless models.json set a base URL), the
+// editor headers, X-Initiator (agent when the last message is not the
+// user's), Openai-Intent, Copilot-Vision-Request when images are sent,
+// and the token as a bearer on every wire API (Anthropic's included).
+func copilotRequest(req *ai.Request, login *auth.Credential) *ai.Request {
+	r := *req
+	m := *req.Model
+	if login != nil && (m.BaseURL == "" || m.BaseURL == copilotDefaultBase) {
+		m.BaseURL = auth.CopilotBaseURL(login.Access, login.EnterpriseURL)
+	}
+	h := map[string]string{"Openai-Intent": "conversation-edits", "X-Initiator": "user"}
+	for k, v := range auth.CopilotHeaders {
+		h[k] = v
+	}
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].MessageRole() != ai.RoleUser {
+		h["X-Initiator"] = "agent"
+	}
+	if hasImages(req.Messages) {
+		h["Copilot-Vision-Request"] = "true"
+	}
+	if m.API == APIAnthropicMessages && r.APIKey != "" {
+		h["Authorization"] = "Bearer " + r.APIKey
+		r.APIKey = ""
+	}
+	m.Headers = mergeHeaders(h, m.Headers)
+	r.Model = &m
+	return &r
+}
+
+func hasImages(msgs []ai.Message) bool {
+	for _, msg := range msgs {
+		var blocks []ai.Content
+		switch x := msg.(type) {
+		case *ai.UserMessage:
+			blocks = x.Content.AsBlocks()
+		case *ai.ToolResultMessage:
+			blocks = x.Content
+		}
+		for _, c := range blocks {
+			if c.Type == ai.ContentImage {
+				return true
+			}
+		}
+	}
+	return false
 }

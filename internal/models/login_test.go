@@ -99,3 +99,49 @@ func TestAnthropicEnvRanking(t *testing.T) {
 		t.Fatalf("KeyVariable %q", v)
 	}
 }
+
+// TestCopilotLogin: a Copilot login limits the models to the account's
+// and its requests carry the Copilot token as a bearer, the API host the
+// token names and the editor headers.
+func TestCopilotLogin(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "auth.json", fmt.Sprintf(`{"github-copilot": {"type": "oauth", "refresh": "gho_x", "access": "tid=1;proxy-ep=proxy.business.githubcopilot.com;sku=x",
+  "expires": %d, "availableModelIds": ["claude-sonnet-4.6", "gpt-6-sol"]}}`, time.Now().Add(time.Hour).UnixMilli()))
+	p, fakes := adapters(allAPIs...)
+	reg, errs := Load(LoadOptions{AgentDir: dir, Providers: p})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	entry, _ := reg.Provider("github-copilot")
+	var ids []string
+	for _, m := range entry.Models {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, ",") != "claude-sonnet-4.6,gpt-6-sol" {
+		t.Fatalf("models %v", ids)
+	}
+	for _, id := range ids {
+		m, _ := reg.Find("github-copilot", id)
+		key, _ := reg.Key("github-copilot")
+		msgs := []ai.Message{&ai.UserMessage{Role: ai.RoleUser, Content: ai.BlockContent(ai.Text("look"), ai.Image("AAAA", "image/png"))},
+			&ai.AssistantMessage{Role: ai.RoleAssistant}}
+		entry.Provider.Stream(t.Context(), &ai.Request{Model: m, APIKey: key, Messages: msgs}, func(ai.AssistantEvent) {})
+		reqs := fakes[m.API].reqs
+		got := reqs[len(reqs)-1]
+		h := got.Model.Headers
+		if got.Model.BaseURL != "https://api.business.githubcopilot.com" || h["Editor-Version"] != "vscode/1.107.0" ||
+			h["X-Initiator"] != "agent" || h["Openai-Intent"] != "conversation-edits" || h["Copilot-Vision-Request"] != "true" {
+			t.Errorf("%s: base %s headers %v", id, got.Model.BaseURL, h)
+		}
+		bearer := got.APIKey
+		if m.API == APIAnthropicMessages {
+			bearer = strings.TrimPrefix(h["Authorization"], "Bearer ")
+			if got.APIKey != "" {
+				t.Errorf("%s: x-api-key would be sent: %q", id, got.APIKey)
+			}
+		}
+		if bearer != key {
+			t.Errorf("%s: bearer %q", id, bearer)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func adapters(apis ...string) (func(string) ai.Provider, map[string]*fakeProvide
 	}, m
 }
 
-var allAPIs = []string{APIAnthropicMessages, APIOpenAICompletions, APIOpenAIResponses, APIGoogleGenerativeAI}
+var allAPIs = []string{APIAnthropicMessages, APIOpenAICompletions, APIOpenAIResponses, APIGoogleGenerativeAI, APICodexResponses}
 
 // envOf returns an Env func over a fixed map.
 func envOf(kv map[string]string) func(string) string {
@@ -630,10 +630,16 @@ func TestResolve(t *testing.T) {
 		t.Errorf("openai/gpt-oss-120b with a groq key: %v %v", m, err)
 	}
 
-	// Without any key, the alias/highest rule decides.
+	// Without any key, the alias/highest rule decides (across providers:
+	// GitHub Copilot lists a higher Sonnet than Anthropic's catalogue);
+	// with a key, the keyed provider's model wins.
 	bare := load(t, t.TempDir(), nil)
-	if m, _ := bare.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "anthropic/claude-sonnet-4-6" {
+	if m, _ := bare.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "github-copilot/claude-sonnet-5.5" {
 		t.Errorf("sonnet without keys: %v", m)
+	}
+	keyed := load(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": "k"})
+	if m, _ := keyed.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "anthropic/claude-sonnet-4-6" {
+		t.Errorf("sonnet with an Anthropic key: %v", m)
 	}
 
 	// A local model, with defaults, is the same model each time.
