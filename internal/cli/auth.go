@@ -428,9 +428,6 @@ func (c *authCmd) checkResult(ctx context.Context) checkResult {
 	}
 	r.Status, r.Credential = "not_ready", "none"
 	r.Message = c.reg.MissingKeyError(provider).Error()
-	if _, ok := auth.Lookup(provider); ok {
-		r.Message += " or run pisces auth login " + provider
-	}
 	return r
 }
 

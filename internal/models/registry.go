@@ -172,6 +172,9 @@ func (r *Registry) MissingKeyError(provider string) error {
 	if f := r.AuthFile(); f != "" {
 		ways = append(ways, "add it to "+f)
 	}
+	if _, ok := auth.Lookup(provider); ok {
+		ways = append(ways, "log in with `pisces auth login "+provider+"`")
+	}
 	return fmt.Errorf("No API key for %s: %s", provider, strings.Join(ways, " or "))
 }
 
