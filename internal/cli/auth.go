@@ -414,13 +414,15 @@ func (c *authCmd) checkResult(ctx context.Context) checkResult {
 		r.Status, r.Message = "ready", "logged in, "+expiryText(fresh.Expires)
 		return r
 	}
-	if cred != nil {
-		r.Credential = "api_key"
-	} else if v := c.reg.KeyVariable(provider); v != "" && os.Getenv(v) != "" {
-		r.Credential = "environment"
-	}
-	if _, ok := c.reg.Key(provider); ok {
-		if r.Credential == "" {
+	if key, ok := c.reg.Key(provider); ok {
+		switch {
+		case c.reg.HasAPIKeyOverride(provider):
+			r.Credential = "--api-key"
+		case cred != nil:
+			r.Credential = "api_key"
+		case fromEnv(key, c.reg.KeyVariables(provider)):
+			r.Credential = "environment"
+		default:
 			r.Credential = "models.json"
 		}
 		r.Status, r.Message = "ready", "has a key ("+r.Credential+")"
@@ -535,4 +537,14 @@ func openBrowser(u string) {
 	if cmd.Start() == nil {
 		go cmd.Wait()
 	}
+}
+
+// fromEnv reports whether key is the value of one of the variables.
+func fromEnv(key string, vars []string) bool {
+	for _, v := range vars {
+		if key != "" && os.Getenv(v) == key {
+			return true
+		}
+	}
+	return false
 }

@@ -329,6 +329,13 @@ func TestAuthCheckAndPrint(t *testing.T) {
 	}
 	r = run("auth", "login", "nosuch")
 	must(t, r, 2)
+
+	t.Setenv("OPENAI_API_KEY", "sk-env-secret")
+	r = run("auth", "check", "--provider", "openai", "--json")
+	must(t, r, 0)
+	if !strings.Contains(r.stdout, `"credential":"environment"`) || strings.Contains(r.stdout, "sk-env-secret") {
+		t.Errorf("check openai: %s", r.stdout)
+	}
 }
 
 // TestRunWithExpiredLogin: a run with an expired Anthropic login refreshes

@@ -34,6 +34,18 @@ func (r *Registry) override(provider string) string {
 	return r.overrides["*"]
 }
 
+// HasAPIKeyOverride reports whether --api-key applies to provider.
+func (r *Registry) HasAPIKeyOverride(provider string) bool { return r.override(provider) != "" }
+
+// KeyVariables are the environment variables a provider's key is read
+// from, in order.
+func (r *Registry) KeyVariables(provider string) []string {
+	if p, ok := r.Provider(provider); ok {
+		return append([]string(nil), p.Env...)
+	}
+	return nil
+}
+
 // ResolveKey returns the key a request to provider uses now: like Key,
 // but a stored OAuth login is refreshed first when less than
 // max(auth.RefreshMargin, minValid) of its token is left. The error says
