@@ -137,7 +137,12 @@ func (p copilotProvider) Login(ctx context.Context, o *Options, ui *LoginUI) (*C
 	if domain != "github.com" {
 		c.EnterpriseURL = domain
 	}
-	return p.Refresh(ctx, o, c)
+	out, err := p.Refresh(ctx, o, c)
+	if err != nil {
+		return nil, err
+	}
+	enableModels(ctx, o, out)
+	return out, nil
 }
 
 func (copilotProvider) Refresh(ctx context.Context, o *Options, c *Credential) (*Credential, error) {
@@ -175,16 +180,55 @@ func (copilotProvider) Refresh(ctx context.Context, o *Options, c *Credential) (
 		Expires:       int64(tok.ExpiresAt*1000) - copilotMargin.Milliseconds(),
 		EnterpriseURL: c.EnterpriseURL,
 	}
-	ids, err := copilotModels(ctx, o, CopilotBaseURL(tok.Token, c.EnterpriseURL), tok.Token)
+	list, err := copilotModels(ctx, o, CopilotBaseURL(tok.Token, c.EnterpriseURL), tok.Token)
 	if err != nil {
 		return nil, err
 	}
-	out.AvailableModelIDs = ids
+	out.AvailableModelIDs = make([]string, 0, len(list))
+	for _, m := range list {
+		out.AvailableModelIDs = append(out.AvailableModelIDs, m.ID)
+	}
 	return out, nil
 }
 
-// copilotModels lists the model ids the account may use.
-func copilotModels(ctx context.Context, o *Options, base, token string) ([]string, error) {
+// enableModels turns on, after a login, the catalogue's models whose
+// policy the account has not configured yet (as pi does), so that they
+// can be used. Failures are left for the first request to report.
+func enableModels(ctx context.Context, o *Options, c *Credential) {
+	if o == nil || len(o.CopilotCatalogue) == 0 {
+		return
+	}
+	known := map[string]bool{}
+	for _, id := range o.CopilotCatalogue {
+		known[id] = true
+	}
+	base := CopilotBaseURL(c.Access, c.EnterpriseURL)
+	list, err := copilotModels(ctx, o, base, c.Access)
+	if err != nil {
+		return
+	}
+	for _, m := range list {
+		if m.Policy.State != "unconfigured" || !known[m.ID] {
+			continue
+		}
+		headers := map[string]string{"Authorization": "Bearer " + c.Access, "openai-intent": "chat-policy", "x-interaction-type": "chat-policy"}
+		for k, v := range CopilotHeaders {
+			headers[k] = v
+		}
+		_ = postJSON(ctx, o, base+"/models/"+url.PathEscape(m.ID)+"/policy", map[string]string{"state": "enabled"}, headers, nil)
+	}
+}
+
+// copilotModel is one model of Copilot's list.
+type copilotModel struct {
+	ID     string `json:"id"`
+	Policy struct {
+		State string `json:"state"`
+	} `json:"policy"`
+}
+
+// copilotModels lists the models the account may use.
+func copilotModels(ctx context.Context, o *Options, base, token string) ([]copilotModel, error) {
 	req, err := http.NewRequest(http.MethodGet, o.url(base+"/models"), nil)
 	if err != nil {
 		return nil, err
@@ -196,20 +240,18 @@ func copilotModels(ctx context.Context, o *Options, base, token string) ([]strin
 	}
 	req.Header.Set("X-GitHub-Api-Version", CopilotAPIVersion)
 	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
+		Data []copilotModel `json:"data"`
 	}
 	if err := do(ctx, o, req, &list); err != nil {
 		return nil, fmt.Errorf("listing Copilot models: %w", err)
 	}
-	ids := make([]string, 0, len(list.Data))
+	out := list.Data[:0]
 	for _, m := range list.Data {
 		if m.ID != "" {
-			ids = append(ids, m.ID)
+			out = append(out, m)
 		}
 	}
-	return ids, nil
+	return out, nil
 }
 
 // CopilotBaseURL is the API host a Copilot token names in its

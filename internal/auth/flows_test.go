@@ -194,8 +194,13 @@ func TestCodexDeviceLogin(t *testing.T) {
 
 func TestCopilotLoginAndRefresh(t *testing.T) {
 	srv := authtest.New(t)
-	srv.Set(func(s *authtest.Server) { s.SlowDown, s.Pending = 1, 1 })
+	srv.Set(func(s *authtest.Server) {
+		s.SlowDown, s.Pending = 1, 1
+		s.Models = []string{"gpt-4.1", "claude-sonnet-4", "other"}
+		s.Unconfigured = []string{"claude-sonnet-4", "other"}
+	})
 	o, sleeps := testOptions(srv)
+	o.CopilotCatalogue = []string{"gpt-4.1", "claude-sonnet-4"}
 	ui := &LoginUI{NoBrowser: true, Prompt: func(context.Context, string) (string, error) { return "", nil }}
 	c, err := copilotProvider{}.Login(t.Context(), o, ui)
 	if err != nil {
@@ -207,8 +212,14 @@ func TestCopilotLoginAndRefresh(t *testing.T) {
 	if c.Expires != 4102444800_000-300_000 {
 		t.Errorf("expires %d", c.Expires)
 	}
-	if strings.Join(c.AvailableModelIDs, ",") != "gpt-4.1,claude-sonnet-4" {
+	if strings.Join(c.AvailableModelIDs, ",") != "gpt-4.1,claude-sonnet-4,other" {
 		t.Errorf("models %v", c.AvailableModelIDs)
+	}
+	// The catalogue's unconfigured model was turned on; the unknown one not.
+	var enabled []string
+	srv.Set(func(s *authtest.Server) { enabled = append(enabled, s.Enabled...) })
+	if strings.Join(enabled, ",") != "claude-sonnet-4" {
+		t.Errorf("enabled %v", enabled)
 	}
 	// One interval before the first poll; slow_down's interval (10 s) after.
 	if len(*sleeps) != 3 || (*sleeps)[0] != 5*time.Second || (*sleeps)[1] != 10*time.Second {

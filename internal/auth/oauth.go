@@ -67,6 +67,9 @@ type Options struct {
 	// Originator is the Codex "originator" value (default "pi": the
 	// Codex backend knows the client by it).
 	Originator string
+	// CopilotCatalogue are the GitHub Copilot model ids Pisces knows; a
+	// Copilot login turns on those the account has not configured yet.
+	CopilotCatalogue []string
 }
 
 // ServerEnv names the test-only environment variable that points every

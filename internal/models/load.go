@@ -73,7 +73,9 @@ func Load(opts LoadOptions) (*Registry, []error) {
 	var mf *modelsFile
 	store := opts.Auth
 	if store == nil && opts.AgentDir != "" {
-		store = auth.Open(filepath.Join(opts.AgentDir, "auth.json"), auth.OptionsFromEnv())
+		ao := auth.OptionsFromEnv()
+		ao.CopilotCatalogue = copilotCatalogue()
+		store = auth.Open(filepath.Join(opts.AgentDir, "auth.json"), ao)
 	}
 	reg.auth = store
 	if store != nil {
@@ -173,6 +175,19 @@ func Load(opts LoadOptions) (*Registry, []error) {
 		}
 	}
 	return reg, errs
+}
+
+// copilotCatalogue lists the built-in GitHub Copilot model ids.
+func copilotCatalogue() []string {
+	var ids []string
+	for _, cp := range catalogueData {
+		if cp.Name == copilotProvider {
+			for _, m := range cp.Models {
+				ids = append(ids, m.ID)
+			}
+		}
+	}
+	return ids
 }
 
 // providerSpec is a provider being assembled from the catalogue and

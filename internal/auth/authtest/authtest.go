@@ -51,6 +51,9 @@ type Server struct {
 	Models []string
 	// FailModels makes Copilot's model list answer 500.
 	FailModels bool
+	// Unconfigured are the Copilot models whose policy is not set yet;
+	// Enabled records the ones turned on (POST /models/ID/policy).
+	Unconfigured, Enabled []string
 	// BeforeRefresh, when set, runs inside each refresh request before
 	// the answer (a test may hold the answer there).
 	BeforeRefresh func(provider string)
@@ -228,6 +231,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "/models":
 		s.copilotModels(w, r)
 	default:
+		if id, ok := strings.CutPrefix(r.URL.Path, "/models/"); ok && strings.HasSuffix(id, "/policy") && r.Method == http.MethodPost {
+			if body["state"] != "enabled" || r.Header.Get("openai-intent") != "chat-policy" || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer tid=") {
+				writeJSON(w, 400, map[string]string{"message": "bad policy request"})
+				return
+			}
+			s.mu.Lock()
+			s.Enabled = append(s.Enabled, strings.TrimSuffix(id, "/policy"))
+			s.mu.Unlock()
+			writeJSON(w, 200, map[string]string{"state": "enabled"})
+			return
+		}
 		http.NotFound(w, r)
 	}
 }
@@ -393,7 +407,13 @@ func (s *Server) copilotModels(w http.ResponseWriter, r *http.Request) {
 	}
 	var data []map[string]any
 	for _, id := range s.Models {
-		data = append(data, map[string]any{"id": id, "object": "model", "policy": map[string]string{"state": "enabled"}})
+		state := "enabled"
+		for _, u := range s.Unconfigured {
+			if u == id {
+				state = "unconfigured"
+			}
+		}
+		data = append(data, map[string]any{"id": id, "object": "model", "policy": map[string]string{"state": state}})
 	}
 	writeJSON(w, 200, map[string]any{"data": data, "object": "list"})
 }
