@@ -164,15 +164,16 @@ func (r *Registry) AuthFile() string {
 // add it to ~/.pisces/agent/auth.json".
 func (r *Registry) MissingKeyError(provider string) error {
 	var ways []string
+	_, login := auth.Lookup(provider)
 	if v := r.KeyVariable(provider); v != "" {
 		ways = append(ways, "set "+v)
-	} else {
+	} else if !login {
 		ways = append(ways, "set apiKey for it in models.json")
 	}
 	if f := r.AuthFile(); f != "" {
 		ways = append(ways, "add it to "+f)
 	}
-	if _, ok := auth.Lookup(provider); ok {
+	if login {
 		ways = append(ways, "log in with `pisces auth login "+provider+"`")
 	}
 	return fmt.Errorf("No API key for %s: %s", provider, strings.Join(ways, " or "))
