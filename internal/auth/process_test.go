@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,16 +56,53 @@ func writeExpiredLogin(t *testing.T, srv *authtest.Server) (dir, refresh string)
 }
 
 // printToken starts `pisces auth print-bearer-token --provider anthropic`.
-func printToken(t *testing.T, bin, dir, server string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func printToken(t *testing.T, bin, dir, server string) (*exec.Cmd, *bytes.Buffer, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, "auth", "print-bearer-token", "--provider", "anthropic", "--agent-dir", dir)
 	cmd.Env = append(os.Environ(), auth.ServerEnv+"="+server, "HOME="+dir)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var out bytes.Buffer
+	errb := &syncBuffer{changed: make(chan struct{}, 1)}
+	cmd.Stdout, cmd.Stderr = &out, errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return cmd, &out, &errb
+	return cmd, &out, errb
+}
+
+// syncBuffer is a process's stderr that a test may read while it runs.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor waits until the text has been written.
+func (s *syncBuffer) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.After(2 * time.Minute)
+	for !strings.Contains(s.String(), text) {
+		select {
+		case <-s.changed:
+		case <-deadline:
+			t.Fatalf("no %q in %q", text, s.String())
+		}
+	}
 }
 
 func storedLogin(t *testing.T, dir string) map[string]any {
@@ -268,5 +307,43 @@ func TestStaleLockOfDeadPi(t *testing.T) {
 	}
 	if _, err := os.Stat(lock); err == nil {
 		t.Fatal("the lock was left behind")
+	}
+}
+
+// TestSIGTERMDuringRefresh: a pisces process told to stop while its
+// refresh is on the wire still saves the rotated token before it exits.
+func TestSIGTERMDuringRefresh(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGTERM is a Unix signal")
+	}
+	bin := piscesBinary(t)
+	srv := authtest.New(t)
+	dir, _ := writeExpiredLogin(t, srv)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	srv.Set(func(s *authtest.Server) {
+		s.BeforeRefresh = func(string) {
+			once.Do(func() { close(started) })
+			<-release
+		}
+	})
+	cmd, _, errb := printToken(t, bin, dir, srv.URL)
+	select {
+	case <-started:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no refresh: %s", errb)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The command has given up (its context ended) while the refresh is
+	// still held by the server: only then does the answer come.
+	errb.waitFor(t, "context canceled")
+	close(release)
+	cmd.Wait()
+	stored := storedLogin(t, dir)
+	if stored["access"] == "sk-ant-oat01-old" || !srv.Live(stored["refresh"].(string)) || srv.Refreshes("anthropic") != 1 {
+		t.Fatalf("after SIGTERM: stored %v, %d refreshes; stderr %s", stored, srv.Refreshes("anthropic"), errb)
 	}
 }
