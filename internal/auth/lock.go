@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -65,8 +66,15 @@ func acquireLock(ctx context.Context, file string, stale, wait time.Duration) (*
 		return nil, err
 	}
 	deadline := time.Now().Add(wait)
+	permRetries := 0
 	for n := 0; ; n++ {
 		ok, err := tryLock(dir, stale)
+		// On Windows a directory being removed refuses access for a
+		// moment: pi retries that too, at most 5 times.
+		if err != nil && runtime.GOOS == "windows" && errors.Is(err, fs.ErrPermission) && permRetries < 5 {
+			permRetries++
+			ok, err = false, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("locking %s: %w", file, err)
 		}
