@@ -7,7 +7,9 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -99,7 +101,13 @@ func waitCode(ctx context.Context, cs *callbackServer, ui *LoginUI, question str
 					ui.show(err.Error())
 					continue
 				}
-				pasted <- callbackResult{code: code, state: state}
+				r := callbackResult{code: code, state: state, query: map[string]string{}}
+				if u, err := url.Parse(strings.TrimSpace(line)); err == nil && u.Host != "" {
+					for k := range u.Query() {
+						r.query[k] = u.Query().Get(k)
+					}
+				}
+				pasted <- r
 				return
 			}
 		}()

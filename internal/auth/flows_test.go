@@ -268,3 +268,44 @@ func TestParseCodeInput(t *testing.T) {
 		}
 	}
 }
+
+// TestChatGPTLogin: Sign in with ChatGPT registers a client per login
+// (named in the redirect), exchanges for the API resource, stores the
+// client and scopes, and refreshes with that client.
+func TestChatGPTLogin(t *testing.T) {
+	srv := authtest.New(t)
+	o, _ := testOptions(srv)
+	o.DeviceID = func() (string, error) { return "0b7c2d4e-1111-4222-8333-944455556666", nil }
+	browsed := make(chan error, 1)
+	c, err := chatgptProvider{}.Login(t.Context(), o, &LoginUI{OpenURL: browser(t, browsed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-browsed; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(c.ClientID, "client-issued-") || !srv.Live(c.Refresh) || !strings.Contains(strings.Join(c.Scopes, " "), "chatgpt.tokens.use.direct") {
+		t.Fatalf("credential %+v", c)
+	}
+	if want := o.Now().UnixMilli() + 3600_000 - 180_000; c.Expires != want {
+		t.Errorf("expires %d, want %d", c.Expires, want)
+	}
+	for _, r := range srv.Requests() {
+		if r.Path == "/api/accounts/authorize" && (r.Query.Get("ext_agent_host_id") != "urn:uuid:0b7c2d4e-1111-4222-8333-944455556666" ||
+			!strings.HasPrefix(r.Query.Get("redirect_uri"), "http://127.0.0.1:") || r.Query.Get("agent_name_hint") != "Pi") {
+			t.Errorf("authorize query %v", r.Query)
+		}
+	}
+	n, err := chatgptProvider{}.Refresh(t.Context(), o, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.ClientID != c.ClientID || n.Refresh == c.Refresh || srv.Live(c.Refresh) || !srv.Live(n.Refresh) {
+		t.Fatalf("refreshed %+v", n)
+	}
+	// Without a deviceId there is no login.
+	o.DeviceID = nil
+	if _, err := (chatgptProvider{}).Login(t.Context(), o, &LoginUI{}); err == nil {
+		t.Fatal("login without a deviceId")
+	}
+}

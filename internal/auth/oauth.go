@@ -32,7 +32,7 @@ type Provider interface {
 
 // Providers are the logins Pisces supports, in picker order.
 func Providers() []Provider {
-	return []Provider{anthropicProvider{}, codexProvider{}, copilotProvider{}}
+	return []Provider{anthropicProvider{}, codexProvider{}, copilotProvider{}, chatgptProvider{}}
 }
 
 // Lookup returns the login of a provider id.
@@ -70,6 +70,9 @@ type Options struct {
 	// CopilotCatalogue are the GitHub Copilot model ids Pisces knows; a
 	// Copilot login turns on those the account has not configured yet.
 	CopilotCatalogue []string
+	// DeviceID returns this installation's id for Sign in with ChatGPT
+	// (the global settings' deviceId, created when missing).
+	DeviceID func() (string, error)
 }
 
 // ServerEnv names the test-only environment variable that points every

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/auth"
 	"github.com/pisces-agent/pisces/internal/models"
+	"github.com/pisces-agent/pisces/internal/settings"
 )
 
 const authUsage = `Usage:
@@ -33,8 +35,8 @@ Subscription logins and API keys, kept in auth.json in the agent dir (the
 file pi uses when both point at the same directory; see docs/auth.md).
 
   login         log in to a subscription: anthropic (Claude Pro/Max),
-                openai-codex (ChatGPT Plus/Pro), github-copilot; a picker
-                when PROVIDER is left out. It prints the address to open and
+                openai-codex (ChatGPT Plus/Pro), github-copilot, openai
+                (Sign in with ChatGPT); a picker when PROVIDER is left out. It prints the address to open and
                 opens a browser when there is one; --no-browser uses the
                 copy-code or device-code method instead. --api-key stores an
                 API key for PROVIDER (any provider) instead of logging in.
@@ -97,6 +99,7 @@ func runAuth(argv []string, stdio IO) int {
 	}
 	reg, _ := models.Load(models.LoadOptions{AgentDir: env.agentDir, Providers: adapterFor})
 	defer reg.Close()
+	reg.Auth().Options().DeviceID = deviceID(env.settings)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := &authCmd{name: cmd, stdio: stdio, env: env, reg: reg, store: reg.Auth(), flags: flags}
@@ -547,4 +550,26 @@ func fromEnv(key string, vars []string) bool {
 		}
 	}
 	return false
+}
+
+// deviceID returns the global settings' deviceId (Sign in with ChatGPT
+// names the installation by it, as pi does), writing a new random UUID
+// into settings.json, in place, when there is none.
+func deviceID(st *settings.Settings) func() (string, error) {
+	return func() (string, error) {
+		if v := st.String("deviceId", ""); v != "" {
+			return v, nil
+		}
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		b[6] = b[6]&0x0f | 0x40
+		b[8] = b[8]&0x3f | 0x80
+		id := fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+		if err := st.Set(settings.Global, "deviceId", id); err != nil {
+			return "", err
+		}
+		return id, nil
+	}
 }

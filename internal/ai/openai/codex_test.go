@@ -82,3 +82,27 @@ func TestCodexRequest(t *testing.T) {
 		t.Error("a request was sent")
 	}
 }
+
+// TestChatGPTTokenOmitsMaxTokens: on the openai provider, a key that is no
+// "sk-" API key is a Sign in with ChatGPT token, which takes no
+// max_output_tokens.
+func TestChatGPTTokenOmitsMaxTokens(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{{"sk-proj-123", true}, {"eyJhbGciOi.chatgpt.token", false}} {
+		srv := newServer(t, serveSSE(t, "responses_tools.sse"))
+		model := reasoningModel(srv.URL + "/v1")
+		model.Provider = "openai"
+		req := userReq(model, "hi")
+		req.APIKey = tc.key
+		NewResponses(nil).Stream(withTimeout(t), req, func(ai.AssistantEvent) {})
+		c := srv.only(t)
+		if _, ok := c.Body["max_output_tokens"]; ok != tc.want {
+			t.Errorf("key %s: max_output_tokens sent %v, want %v", tc.key, ok, tc.want)
+		}
+		if c.Header.Get("Authorization") != "Bearer "+tc.key {
+			t.Errorf("key %s: Authorization %q", tc.key, c.Header.Get("Authorization"))
+		}
+	}
+}

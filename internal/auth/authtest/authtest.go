@@ -58,11 +58,14 @@ type Server struct {
 	// the answer (a test may hold the answer there).
 	BeforeRefresh func(provider string)
 
-	refreshes map[string]int        // provider -> refresh calls answered with a token
-	live      map[string]string     // refresh token -> provider (unused tokens)
-	codes     map[string]codeGrant  // authorization code -> grant
-	devices   map[string]*devicePol // device code -> polls
-	seq       int
+	refreshes map[string]int       // provider -> refresh calls answered with a token
+	live      map[string]string    // refresh token -> provider (unused tokens)
+	codes     map[string]codeGrant // authorization code -> grant
+	// chatgptClients is the client issued for a ChatGPT login, by its
+	// authorization code and then by each refresh token.
+	chatgptClients map[string]string
+	devices        map[string]*devicePol // device code -> polls
+	seq            int
 	// Requests records every request: method, path and body.
 	requests []Request
 }
@@ -87,7 +90,7 @@ type devicePol struct {
 // New starts the server; it stops when the test ends.
 func New(t testing.TB) *Server {
 	s := &Server{t: t, ExpiresIn: 3600, Interval: 5, AccountID: "acct-123", Models: []string{"gpt-4.1", "claude-sonnet-4"},
-		refreshes: map[string]int{}, live: map[string]string{}, codes: map[string]codeGrant{}, devices: map[string]*devicePol{}}
+		refreshes: map[string]int{}, live: map[string]string{}, codes: map[string]codeGrant{}, devices: map[string]*devicePol{}, chatgptClients: map[string]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -186,6 +189,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/oauth/authorize":
 		s.authorize(w, r)
+	case "/api/accounts/authorize":
+		s.chatgptAuthorize(w, r)
+	case "/api/accounts/oauth/token":
+		if ct != "application/x-www-form-urlencoded" || body["resource"] != "https://api.openai.com/v1" {
+			oauthError(w, 400, "invalid_request", "a form with the API resource")
+			return
+		}
+		s.mu.Lock()
+		client := s.chatgptClients[body["code"]+body["refresh_token"]]
+		s.mu.Unlock()
+		if client == "" {
+			client = "no-client"
+		}
+		s.token(w, "openai", client, body)
 	case "/v1/oauth/token":
 		if ct != "application/json" {
 			oauthError(w, 400, "invalid_request", "Anthropic's token endpoint takes JSON")
@@ -267,6 +284,42 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	v := url.Values{"code": {code}, "state": {q.Get("state")}}
 	u.RawQuery = v.Encode()
+	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+// IssueChatGPTRefresh registers a refresh token of a ChatGPT login of
+// client (as if a login had returned it) and returns it.
+func (s *Server) IssueChatGPTRefresh(client string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.newRefresh("openai")
+	s.chatgptClients[r] = client
+	return r
+}
+
+// chatgptAuthorize plays the user who approves a Sign in with ChatGPT
+// login: a client is registered for it and named in the redirect.
+func (s *Server) chatgptAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("client_id") != "dynamic_agent_client" || !strings.HasPrefix(q.Get("ext_agent_host_id"), "urn:uuid:") ||
+		q.Get("resource") != "https://api.openai.com/v1" || !strings.Contains(q.Get("scope"), "chatgpt.tokens.use.direct") ||
+		q.Get("nonce") == "" || q.Get("code_challenge_method") != "S256" {
+		http.Error(w, "bad authorize request", 400)
+		return
+	}
+	s.mu.Lock()
+	s.seq++
+	code := fmt.Sprintf("chatgpt-code-%d", s.seq)
+	client := fmt.Sprintf("client-issued-%d", s.seq)
+	s.codes[code] = codeGrant{provider: "openai", redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge")}
+	s.chatgptClients[code] = client
+	s.mu.Unlock()
+	u, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil {
+		http.Error(w, "bad redirect_uri", 400)
+		return
+	}
+	u.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}, "client_id": {client}}.Encode()
 	http.Redirect(w, r, u.String(), http.StatusFound)
 }
 
@@ -375,8 +428,14 @@ func (s *Server) token(w http.ResponseWriter, provider, clientID string, body ma
 	refresh := s.newRefresh(provider)
 	access := s.accessFor(provider)
 	exp := s.ExpiresIn
+	answer := map[string]any{"access_token": access, "refresh_token": refresh, "expires_in": exp, "token_type": "Bearer"}
+	if provider == "openai" {
+		s.chatgptClients[refresh] = clientID
+		answer["id_token"] = "eyJhbGciOiJub25lIn0.e30.sig"
+		answer["scope"] = "openid profile email offline_access resource.invoke chatgpt.tokens.use.direct"
+	}
 	s.mu.Unlock()
-	writeJSON(w, 200, map[string]any{"access_token": access, "refresh_token": refresh, "expires_in": exp, "token_type": "Bearer"})
+	writeJSON(w, 200, answer)
 }
 
 func (s *Server) copilotToken(w http.ResponseWriter, r *http.Request) {
