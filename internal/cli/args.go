@@ -378,9 +378,11 @@ Commands:
   list                        list installed packages (none can be installed yet) and the
                               extensions, skills and prompt templates found, with sources
   config                      show those resources and which of them a run loads
+  auth login|logout|status|check|print-bearer-token|print-api-key
+                              subscription logins and keys in auth.json (docs/auth.md)
   install, remove, uninstall, update
                               not supported yet: say what to do instead
-  auth, mcp                   not supported yet: say what to use instead
+  mcp                         not supported yet: says what to use instead
   <command> --help            help for one command
   A first argument that is a command word runs the command; anywhere else it is
   a message: pisces -- config, pisces -p config.

@@ -82,6 +82,8 @@ func Main(argv []string, stdio IO) int {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}
+	// Runs last: a token refresh already sent is written before exiting.
+	defer env.registry.Close()
 	if a.ListModels {
 		return listModels(env.registry, a.ListModelsSearch, a.ListModelsAll, stdio.Stdout)
 	}

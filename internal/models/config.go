@@ -179,6 +179,19 @@ func parseAuth(path string, data []byte) (map[string]*authEntry, error) {
 			errs = append(errs, fmt.Sprintf("line %d, column %d: %q: %s", line, col, v.name, msg))
 			continue
 		}
+		if e.Type == "oauth" {
+			var shape struct {
+				Access  *string  `json:"access"`
+				Refresh *string  `json:"refresh"`
+				Expires *float64 `json:"expires"`
+			}
+			_ = json.Unmarshal(v.raw, &shape)
+			if shape.Access == nil || shape.Refresh == nil || shape.Expires == nil {
+				line, col := jsonx.Position(data, v.start)
+				errs = append(errs, fmt.Sprintf("line %d, column %d: %q: an oauth entry needs access, refresh and expires", line, col, v.name))
+				continue
+			}
+		}
 		out[v.name] = &e
 	}
 	if len(errs) > 0 {

@@ -43,7 +43,7 @@ func adapters(apis ...string) (func(string) ai.Provider, map[string]*fakeProvide
 	}, m
 }
 
-var allAPIs = []string{APIAnthropicMessages, APIOpenAICompletions, APIOpenAIResponses, APIGoogleGenerativeAI}
+var allAPIs = []string{APIAnthropicMessages, APIOpenAICompletions, APIOpenAIResponses, APIGoogleGenerativeAI, APICodexResponses}
 
 // envOf returns an Env func over a fixed map.
 func envOf(kv map[string]string) func(string) string {
@@ -477,7 +477,7 @@ func TestKeyOrder(t *testing.T) {
   "openai": {"type": "api_key", "key": "auth-openai"},
   "groq": {"type": "api_key", "key": "AUTH_VAR"},
   "google": {"type": "oauth", "access": "oauth-access", "refresh": "r", "expires": 0},
-  "xai": {"type": "oauth", "access": "expired", "expires": 1000},
+  "xai": {"type": "oauth", "access": "expired", "refresh": "r", "expires": 1000},
   "cerebras": {"type": "api_key", "key": "!echo auth-cmd"}
 }`)
 	writeFile(t, dir, "models.json", `{"providers": {
@@ -490,12 +490,12 @@ func TestKeyOrder(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := map[string]string{
-		"openai":    "auth-openai",   // auth.json > env > models.json
+		"openai":    "auth-openai",   // auth.json > models.json > env
 		"groq":      "auth-from-var", // auth.json value resolved as env name
 		"google":    "oauth-access",  // OAuth access token
-		"xai":       "mj-xai",        // expired OAuth falls through to models.json
+		"xai":       "expired",       // a stored login owns the provider, expired or not
 		"cerebras":  "auth-cmd",      // auth.json !command
-		"mistral":   "env-mistral",   // env > models.json
+		"mistral":   "mj-mistral",    // models.json > env
 		"anthropic": "env-ant-oauth", // ANTHROPIC_OAUTH_TOKEN > ANTHROPIC_API_KEY
 		"deepseek":  "mj-cmd",        // models.json !command
 		"together":  "UNSET_NAME_USED_LITERALLY",
@@ -630,10 +630,16 @@ func TestResolve(t *testing.T) {
 		t.Errorf("openai/gpt-oss-120b with a groq key: %v %v", m, err)
 	}
 
-	// Without any key, the alias/highest rule decides.
+	// Without any key, the alias/highest rule decides (across providers:
+	// GitHub Copilot lists a higher Sonnet than Anthropic's catalogue);
+	// with a key, the keyed provider's model wins.
 	bare := load(t, t.TempDir(), nil)
-	if m, _ := bare.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "anthropic/claude-sonnet-4-6" {
+	if m, _ := bare.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "github-copilot/claude-sonnet-5.5" {
 		t.Errorf("sonnet without keys: %v", m)
+	}
+	keyed := load(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": "k"})
+	if m, _ := keyed.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "anthropic/claude-sonnet-4-6" {
+		t.Errorf("sonnet with an Anthropic key: %v", m)
 	}
 
 	// A local model, with defaults, is the same model each time.
