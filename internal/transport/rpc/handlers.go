@@ -92,6 +92,11 @@ func init() {
 	handlers[rpc.CmdDeleteSession] = (*call).deleteSession
 	handlers[rpc.CmdExportHTML] = (*call).exportHTML
 	handlers[rpc.CmdListDirectory] = (*call).listDirectory
+	handlers[rpc.CmdNegotiateProtocol] = (*call).negotiateProtocol
+	handlers[rpc.CmdGetAvailableCommands] = (*call).availableCommands
+	handlers[rpc.CmdOpenSession] = (*call).openSession
+	handlers[rpc.CmdSetEventFilter] = (*call).setEventFilter
+	handlers[rpc.CmdGetMessagesPage] = (*call).messagesPage
 }
 
 // images converts the accepted image forms to content blocks. An image
@@ -186,6 +191,13 @@ func (s *call) prompt(line []byte) (any, error) {
 		}
 		return nil, errAnswered
 	}
+	if s.omp.Load() {
+		accepted := func(d string) { s.ompAccepted(c.ID, c.Type, d) }
+		if _, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, accepted); err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
 	_, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, s.acceptedResponse(c.ID, c.Type))
 	if err != nil {
 		return nil, err
@@ -238,7 +250,11 @@ func (s *call) abortAndPrompt(line []byte) (any, error) {
 		}
 		return nil, errAnswered
 	}
-	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), s.acceptedResponse(c.ID, c.Type)); err != nil {
+	accepted := s.acceptedResponse(c.ID, c.Type)
+	if s.omp.Load() {
+		accepted = func(d string) { s.ompAccepted(c.ID, c.Type, d) }
+	}
+	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), accepted); err != nil {
 		return nil, err
 	}
 	return nil, errAnswered
@@ -270,6 +286,7 @@ func (s *call) newSession(line []byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeNew)
+	s.sessionChanged()
 	return rpc.CancelledData{Cancelled: false}, nil
 }
 
@@ -292,7 +309,18 @@ func (s *call) getState([]byte) (any, error) {
 		QueuedMessageCount:    st.PendingMessageCount,
 		QueueMode:             st.SteeringMode,
 		TodoPhases:            jsonx.MustMarshal(s.todoPhases()),
+		IsSettled:             s.isSettled(st),
 	}, nil
+}
+
+// isSettled is get_state's isSettled on oh-my-pi's wire (nil elsewhere):
+// no run, no compaction, nothing queued.
+func (s *call) isSettled(st core.State) *bool {
+	if !s.omp.Load() {
+		return nil
+	}
+	v := !st.IsStreaming && !st.IsCompacting && st.PendingMessageCount == 0
+	return &v
 }
 
 func (s *call) todoPhases() []task.TodoPhase {
@@ -509,6 +537,14 @@ func (s *call) setActiveTools(line []byte) (any, error) {
 	return rpc.ActiveToolsData{ActiveToolNames: s.sess.ActiveToolNames()}, nil
 }
 
+// sessionChanged closes what oh-my-pi's wire has open for the session the
+// connection left (its prompts end as aborted).
+func (s *call) sessionChanged() {
+	if s.omp.Load() {
+		s.ompSessionChanged()
+	}
+}
+
 // moved puts the connection on h after a command that opened it. On stdio
 // the session replaced its store in place and announced it itself; a
 // connection that opened the session it is on is told again (as stdio
@@ -538,6 +574,7 @@ func (s *call) switchSession(line []byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeSwitch)
+	s.sessionChanged()
 	return rpc.CancelledData{}, nil
 }
 
@@ -554,6 +591,7 @@ func (s *call) fork(line []byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeFork)
+	s.sessionChanged()
 	return rpc.ForkData{Text: text}, nil
 }
 
@@ -566,6 +604,7 @@ func (s *call) clone([]byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeFork)
+	s.sessionChanged()
 	return rpc.CancelledData{}, nil
 }
 

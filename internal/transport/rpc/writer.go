@@ -2,6 +2,7 @@ package rpcmode
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"strings"
@@ -17,7 +18,8 @@ type frame struct {
 	ev   rpc.Event     // an event, or
 	resp *rpc.Response // a response, its data in body if that is set
 	body streamedData  // (written in pieces), or
-	raw  []byte        // or pre-encoded JSON
+	raw  []byte        // or pre-encoded JSON, or
+	v2   bool          // the switch to protocol v2: later frames are chunked
 
 	// delta merging (message_update *_delta frames only)
 	block   blockKey
@@ -87,6 +89,10 @@ type writer struct {
 	room       *sync.Cond // signalled when queued falls to the limit
 	waiting    int        // producers in waitRoom
 	onRoomWait func()     // tests: called (with mu held) when a producer starts waiting
+	// chunk (loop goroutine only): protocol v2 is in effect, frames over
+	// rpc.MaxFrameBytes go out as rpc_chunk lines (chunks counts them).
+	chunk  bool
+	chunks int64
 
 	frames int64 // lines written (for tests and benchmarks)
 	err    error
@@ -266,6 +272,10 @@ func (w *writer) backlog() (frames int, bytes int64) {
 	return len(w.queue), w.queued
 }
 
+// chunkFromHere makes the frames queued after this call go out under
+// protocol v2's limits (oh-my-pi's wire: rpc_chunk past 1 MiB).
+func (w *writer) chunkFromHere() { w.push(&frame{v2: true}) }
+
 // raw queues pre-encoded JSON.
 func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
 
@@ -394,6 +404,14 @@ func (w *writer) loop() {
 const maxReusedBuf = 64 << 10
 
 func (w *writer) write(f *frame) {
+	if f.v2 {
+		w.chunk = true
+		return
+	}
+	if w.chunk {
+		w.writeChunked(f)
+		return
+	}
 	var b []byte
 	var err error
 	switch {
@@ -466,6 +484,61 @@ func (w *writer) write(f *frame) {
 	w.mu.Lock()
 	w.frames++
 	w.mu.Unlock()
+}
+
+// writeChunked writes a frame under protocol v2: whole when its line fits
+// in rpc.MaxFrameBytes, else as rpc_chunk lines.
+func (w *writer) writeChunked(f *frame) {
+	var b []byte
+	var err error
+	typ := "response"
+	switch {
+	case f.raw != nil:
+		b = f.raw
+		typ = ""
+	case f.resp != nil:
+		var buf bytes.Buffer
+		head, tail := f.resp.Frame()
+		buf.Write(head)
+		if f.body != nil {
+			buf.WriteString(`,"data":`)
+			f.body.WriteTo(&buf)
+		} else {
+			buf.Write(f.resp.Data)
+		}
+		buf.Write(tail)
+		b = buf.Bytes()
+	default:
+		if f.merged != nil {
+			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = strings.Join(f.merged, "")
+		}
+		typ = f.ev.EventType()
+		b, err = rpc.AppendEvent(w.buf[:0], f.ev)
+		if cap(b) <= maxReusedBuf {
+			w.buf = b
+		}
+	}
+	if err != nil {
+		io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
+		return
+	}
+	lines := [][]byte{b}
+	if len(b)+1 > rpc.MaxFrameBytes {
+		w.chunks++
+		lines = chunkLine(b, w.chunks, typ, f.resp)
+	}
+	for _, l := range lines {
+		if w.err != nil {
+			return
+		}
+		w.out.Write(l)
+		if err := w.out.WriteByte('\n'); err != nil {
+			w.err = err
+		}
+		w.mu.Lock()
+		w.frames++
+		w.mu.Unlock()
+	}
 }
 
 func (w *writer) flush() {
