@@ -118,7 +118,7 @@ type GetMessagesPageCommand struct {
 	Type   string `json:"type"`
 	Cursor string `json:"cursor,omitempty"`
 	// Limit is 1..256 messages (default 100).
-	Limit int `json:"limit,omitempty"`
+	Limit *int `json:"limit,omitempty"`
 }
 
 // MessagesPageData is get_messages_page's data.

@@ -252,7 +252,14 @@ func (s *call) abortAndPrompt(line []byte) (any, error) {
 	}
 	accepted := s.acceptedResponse(c.ID, c.Type)
 	if s.omp.Load() {
-		accepted = func(d string) { s.ompAccepted(c.ID, c.Type, d) }
+		release := s.holdSettled()
+		done := false
+		accepted = func(d string) { done = true; s.ompAccepted(c.ID, c.Type, d) }
+		defer func() {
+			if !done {
+				release()
+			}
+		}()
 	}
 	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), accepted); err != nil {
 		return nil, err

@@ -43,6 +43,9 @@ type ompState struct {
 	pending     int  // queued messages (queue_changed)
 	outcome     promptOutcome
 	active      bool // work since the last session_settled
+	// held counts abort_and_prompt commands between their abort and the
+	// acceptance of their prompt: the session is not settled then.
+	held int
 	open        []*promptTicket
 }
 
@@ -128,7 +131,7 @@ func (s *Server) ompEvent(ev rpc.Event) {
 		for _, t := range st.open {
 			switch {
 			case !t.waiting && st.agentStarts > t.startsAt, t.waiting && st.pending == 0:
-				s.promptResult(t.id, true, out, st.pending == 0)
+				s.promptResult(t.id, true, out, st.pending == 0 && st.held == 0)
 			default:
 				kept = append(kept, t)
 			}
@@ -143,7 +146,7 @@ func (s *Server) ompEvent(ev rpc.Event) {
 // one and nothing runs or waits in the queue.
 func (s *Server) settledLocked() {
 	st := &s.ompSt
-	if st.active && !st.running && st.pending == 0 {
+	if st.active && !st.running && st.pending == 0 && st.held == 0 {
 		st.active = false
 		s.queueEvent(&rpc.SessionSettledEvent{Type: rpc.EventSessionSettled})
 	}
@@ -162,6 +165,10 @@ func (s *Server) ompAccepted(id, cmd, disposition string) {
 	st := &s.ompSt
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if cmd == rpc.CmdAbortAndPrompt {
+		st.held--
+		defer s.settledLocked()
+	}
 	if disposition == core.DispositionHandled {
 		no := false
 		b, _ := rpc.Marshal(rpc.PromptData{AgentInvoked: &no})
@@ -170,6 +177,8 @@ func (s *Server) ompAccepted(id, cmd, disposition string) {
 	}
 	s.w.response(&rpc.Response{ID: id, Command: cmd, Success: true})
 	if disposition == core.DispositionStarted {
+		// The run's agent_start follows: it counts as running already.
+		st.running, st.active = true, true
 		st.open = append(st.open, &promptTicket{id: id, startsAt: st.agentStarts})
 		return
 	}
@@ -180,6 +189,22 @@ func (s *Server) ompAccepted(id, cmd, disposition string) {
 		return
 	}
 	st.open = append(st.open, &promptTicket{id: id, waiting: true})
+}
+
+// holdSettled keeps session_settled back from the abort of an
+// abort_and_prompt until its prompt is accepted (ompAccepted) or refused
+// (release).
+func (s *Server) holdSettled() (release func()) {
+	st := &s.ompSt
+	st.mu.Lock()
+	st.held++
+	st.mu.Unlock()
+	return func() {
+		st.mu.Lock()
+		st.held--
+		s.settledLocked()
+		st.mu.Unlock()
+	}
 }
 
 // ompSessionChanged reports the prompts still open as aborted after the
@@ -359,9 +384,9 @@ func (s *call) messagesPage(line []byte) (any, error) {
 	if st := s.sess.State(); st.IsStreaming || st.IsCompacting {
 		return nil, &codedError{msg: "Cannot page messages while the session is changing", code: rpc.CodeSessionBusy}
 	}
-	limit := c.Limit
-	if limit == 0 {
-		limit = defaultPageLimit
+	limit := defaultPageLimit
+	if c.Limit != nil {
+		limit = *c.Limit
 	}
 	if limit < 1 || limit > maxPageLimit {
 		return nil, fmt.Errorf("RPC message page limit must be between 1 and %d", maxPageLimit)
