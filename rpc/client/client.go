@@ -54,6 +54,9 @@ type CommandError struct {
 	Command string
 	// Message is the response's error member.
 	Message string
+	// Code is the response's code member (oh-my-pi's wire:
+	// rpc.CodeSessionBusy, rpc.CodeStaleCursor), "" when there is none.
+	Code string
 }
 
 func (e *CommandError) Error() string {
@@ -127,6 +130,9 @@ type Client struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	done      chan struct{} // closed when the reader has finished
+
+	omp    atomic.Bool // NegotiateProtocol succeeded: oh-my-pi's wire
+	chunks chunkReader // rpc_chunk reassembly (reader goroutine only)
 
 	queue     *eventQueue
 	events    chan Event
@@ -330,6 +336,14 @@ func (c *Client) dispatch(line []byte) {
 	if json.Unmarshal(line, &head) != nil {
 		return // not a protocol line; nothing can be done with it
 	}
+	if head.Type == rpc.EventRPCChunk {
+		// Protocol v2 splits frames over 1 MiB: the frame is handled once
+		// its last piece is in.
+		if whole := c.chunks.add(line); whole != nil {
+			c.dispatch(whole)
+		}
+		return
+	}
 	raw := json.RawMessage(append([]byte(nil), line...))
 	switch head.Type {
 	case rpc.EventReady:
@@ -467,7 +481,7 @@ func (c *Client) roundTrip(ctx context.Context, typ, id string, line []byte) (*r
 			return nil, c.closedErr()
 		}
 		if !resp.Success {
-			return resp, &CommandError{Command: resp.Command, Message: resp.Error}
+			return resp, &CommandError{Command: resp.Command, Message: resp.Error, Code: resp.Code}
 		}
 		return resp, nil
 	case <-ctx.Done():
