@@ -46,7 +46,7 @@ type ompState struct {
 	// held counts abort_and_prompt commands between their abort and the
 	// acceptance of their prompt: the session is not settled then.
 	held int
-	open        []*promptTicket
+	open []*promptTicket
 }
 
 // promptTicket is an accepted prompt whose prompt_result is owed.
