@@ -267,8 +267,32 @@ func ompShape(ev rpc.Event) rpc.Event {
 			c.Legacy = true
 			return &c
 		}
+	case *rpc.AgentEndEvent:
+		if e.WillRetry {
+			return ompAgentEnd{e}
+		}
 	}
 	return ev
+}
+
+// ompAgentEnd is an agent_end that a retry follows: oh-my-pi marks it
+// isTerminal:false (its run goes on).
+type ompAgentEnd struct{ *rpc.AgentEndEvent }
+
+func (e ompAgentEnd) MarshalJSON() ([]byte, error) {
+	b, err := rpc.AppendEvent(nil, e.AgentEndEvent)
+	if err != nil || len(b) == 0 {
+		return b, err
+	}
+	return append(b[:len(b)-1], `,"isTerminal":false}`...), nil
+}
+
+// filtered reports an event set_event_filter keeps from this connection.
+func (s *Server) filtered(typ string) bool {
+	st := &s.ompSt
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.filter != nil && !st.filter[typ]
 }
 
 // piShape keeps pi 1.5's message_update for a connection on pi's wire when

@@ -345,6 +345,9 @@ func (s *Server) onEvent(ev rpc.Event) {
 	} else {
 		ev = piShape(ev)
 	}
+	if s.filtered(ev.EventType()) {
+		return
+	}
 	s.queueEvent(ev)
 }
 
