@@ -320,6 +320,10 @@ func (s *Session) WantSnapshots(on bool) {
 	}
 }
 
+// SnapshotViewers is the number of subscribers that want message_update
+// snapshots (WantSnapshots).
+func (s *Session) SnapshotViewers() int { return int(s.snapshotViewers.Load()) }
+
 // Subscribe registers fn for every event. fn is called synchronously, in
 // event order, from whichever goroutine emits; it must not block and must
 // not call back into the Session. It returns a function that unsubscribes.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/core"
@@ -38,6 +39,7 @@ type ompState struct {
 	mu          sync.Mutex
 	filter      map[string]bool // nil: every event
 	filterList  []string
+	hasFilter   atomic.Bool // filter != nil (read without mu on pi's wire)
 	agentStarts int
 	running     bool // from agent_start to agent_settled
 	pending     int  // queued messages (queue_changed)
@@ -290,6 +292,9 @@ func (e ompAgentEnd) MarshalJSON() ([]byte, error) {
 // filtered reports an event set_event_filter keeps from this connection.
 func (s *Server) filtered(typ string) bool {
 	st := &s.ompSt
+	if !st.hasFilter.Load() {
+		return false
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.filter != nil && !st.filter[typ]
@@ -352,6 +357,7 @@ func (s *call) setEventFilter(line []byte) (any, error) {
 	if string(c.Events) == "null" {
 		st.mu.Lock()
 		st.filter, st.filterList = nil, nil
+		st.hasFilter.Store(false)
 		st.mu.Unlock()
 		return rpc.EventFilterData{}, nil
 	}
@@ -372,6 +378,7 @@ func (s *call) setEventFilter(line []byte) (any, error) {
 	}
 	st.mu.Lock()
 	st.filter, st.filterList = f, list
+	st.hasFilter.Store(true)
 	st.mu.Unlock()
 	return rpc.EventFilterData{Events: &list}, nil
 }
