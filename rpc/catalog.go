@@ -151,6 +151,7 @@ func Events() []EventInfo {
 		{Name: EventPromptResult, Doc: "How the work of an accepted prompt or abort_and_prompt ended (id is the command's).", Event: &PromptResultEvent{}, OMP: true},
 		{Name: EventSessionSettled, Doc: "The session is idle with nothing queued, after the last prompt_result of a stretch of work.", Event: &SessionSettledEvent{}, OMP: true},
 		{Name: EventRPCChunk, Doc: "One piece of a frame larger than 1 MiB (protocol v2).", Event: &RPCChunkEvent{}, OMP: true},
+		{Name: EventAvailableCommandsUpdate, Doc: "The slash commands (as get_available_commands lists them), after the switch to oh-my-pi's wire, a session change or reload_resources.", Event: &AvailableCommandsUpdateEvent{}, OMP: true},
 		{Name: EventRPCFrameError, Doc: "Replaces a frame larger than 64 MiB (protocol v2).", Event: &RPCFrameErrorEvent{}, OMP: true},
 	}
 }

@@ -22,6 +22,9 @@ const (
 	EventSessionSettled = "session_settled"
 	EventRPCChunk       = "rpc_chunk"
 	EventRPCFrameError  = "rpc_frame_error"
+	// EventAvailableCommandsUpdate lists the slash commands (as
+	// get_available_commands does) when they may have changed.
+	EventAvailableCommandsUpdate = "available_commands_update"
 )
 
 // Protocol limits advertised on the ready line.
@@ -174,7 +177,15 @@ type RPCFrameErrorEvent struct {
 	Error        string `json:"error"`
 }
 
-func (*PromptResultEvent) EventType() string   { return EventPromptResult }
-func (*SessionSettledEvent) EventType() string { return EventSessionSettled }
-func (*RPCChunkEvent) EventType() string       { return EventRPCChunk }
-func (*RPCFrameErrorEvent) EventType() string  { return EventRPCFrameError }
+// AvailableCommandsUpdateEvent lists the slash commands after the switch to
+// oh-my-pi's wire, after a session change and after reload_resources.
+type AvailableCommandsUpdateEvent struct {
+	Type     string             `json:"type"`
+	Commands []AvailableCommand `json:"commands"`
+}
+
+func (*AvailableCommandsUpdateEvent) EventType() string { return EventAvailableCommandsUpdate }
+func (*PromptResultEvent) EventType() string            { return EventPromptResult }
+func (*SessionSettledEvent) EventType() string          { return EventSessionSettled }
+func (*RPCChunkEvent) EventType() string                { return EventRPCChunk }
+func (*RPCFrameErrorEvent) EventType() string           { return EventRPCFrameError }

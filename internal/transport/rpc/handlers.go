@@ -84,7 +84,9 @@ func init() {
 		return rpc.CommandsData{Commands: s.sess.Commands()}, nil
 	}
 	handlers[rpc.CmdReloadResources] = func(s *call, _ []byte) (any, error) {
-		return rpc.CommandsData{Commands: s.sess.ReloadResources()}, nil
+		d := rpc.CommandsData{Commands: s.sess.ReloadResources()}
+		s.commandsUpdate()
+		return d, nil
 	}
 	handlers[rpc.CmdGetSessionTree] = (*call).sessionTree
 	handlers[rpc.CmdListSessions] = (*call).listSessions
@@ -549,6 +551,7 @@ func (s *call) setActiveTools(line []byte) (any, error) {
 func (s *call) sessionChanged() {
 	if s.omp.Load() {
 		s.ompSessionChanged()
+		s.commandsUpdate()
 	}
 }
 

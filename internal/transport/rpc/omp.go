@@ -324,13 +324,28 @@ func (s *call) negotiateProtocol(line []byte) (any, error) {
 	// on the new wire, and the writer chunks frames from then on.
 	s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true, Data: b})
 	s.w.chunkFromHere()
-	s.enableOMP()
+	if !s.omp.Load() {
+		s.enableOMP()
+		s.commandsUpdate()
+	}
 	return nil, errAnswered
 }
 
 func (s *call) availableCommands([]byte) (any, error) {
+	return rpc.AvailableCommandsData{Commands: availableCommands(s.sess)}, nil
+}
+
+// commandsUpdate sends available_commands_update on oh-my-pi's wire.
+func (s *Server) commandsUpdate() {
+	if !s.omp.Load() {
+		return
+	}
+	s.queueEvent(&rpc.AvailableCommandsUpdateEvent{Type: rpc.EventAvailableCommandsUpdate, Commands: availableCommands(s.Hub().sess)})
+}
+
+func availableCommands(sess *core.Session) []rpc.AvailableCommand {
 	out := []rpc.AvailableCommand{}
-	for _, c := range s.sess.Commands() {
+	for _, c := range sess.Commands() {
 		ac := rpc.AvailableCommand{Name: c.Name, Description: c.Description, Input: &rpc.CommandInput{Hint: "arguments"}}
 		switch c.Source {
 		case resources.SourceExtension:
@@ -342,7 +357,7 @@ func (s *call) availableCommands([]byte) (any, error) {
 		}
 		out = append(out, ac)
 	}
-	return rpc.AvailableCommandsData{Commands: out}, nil
+	return out
 }
 
 func (s *call) setEventFilter(line []byte) (any, error) {

@@ -204,6 +204,7 @@ func (s *Server) Start(reason string) {
 	s.attach(h, reason)
 	if s.opts.OMP {
 		s.enableOMP()
+		s.commandsUpdate()
 	}
 	h.resolveTrust()
 	if s.opts.OnReady != nil {
@@ -226,6 +227,7 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 	s.attach(h, "")
 	if s.opts.OMP {
 		s.enableOMP()
+		s.commandsUpdate()
 	}
 	// The client is the person who decides project trust: an undecided
 	// project is asked about right after ready (a yes reloads).

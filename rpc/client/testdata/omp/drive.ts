@@ -78,6 +78,8 @@ const client = new RpcClient({
 
 const sessionEvents: Array<Record<string, unknown>> = [];
 client.onSessionEvent(ev => sessionEvents.push(ev as unknown as Record<string, unknown>));
+const commandUpdates: unknown[] = [];
+client.onAvailableCommandsUpdate(cmds => commandUpdates.push(cmds));
 const results: Array<{ id?: string; status: string; error?: { message: string } }> = [];
 client.onPromptResult(r => results.push(r));
 
@@ -185,6 +187,7 @@ try {
 	step("available commands");
 	const commands = await client.getAvailableCommands();
 	check(Array.isArray(commands) && commands.every(c => typeof c.name === "string" && typeof c.source === "string"), "commands", commands);
+	check(commandUpdates.length >= 1, "available_commands_update after the switch to v2");
 
 	step("compact");
 	const compacted = await client.compact();
@@ -201,6 +204,7 @@ try {
 	check(fresh.sessionFile !== firstFile && fresh.messageCount === 0, "fresh session", fresh);
 	check((await client.switchSession(firstFile)).cancelled === false, "switch session");
 	check((await client.getState()).sessionFile === firstFile, "back on the first session");
+	check(commandUpdates.length >= 3, "available_commands_update after each session change", commandUpdates.length);
 
 	step("branch");
 	const count = (await client.getState()).messageCount;
