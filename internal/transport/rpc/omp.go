@@ -49,6 +49,41 @@ type ompState struct {
 	// acceptance of their prompt: the session is not settled then.
 	held int
 	open []*promptTicket
+	// Message ids (messageId on message_start/update/end): minted in
+	// order, whether or not the filter lets the frame through.
+	messages int
+	openIDs  []string
+}
+
+// messageID stamps message events as oh-my-pi does: message_start mints
+// msg-<n>, updates carry the innermost open id, message_end closes it.
+func (st *ompState) messageID(ev rpc.Event) string {
+	switch ev.(type) {
+	case *rpc.MessageStartEvent:
+		st.messages++
+		id := fmt.Sprintf("msg-%d", st.messages)
+		st.openIDs = append(st.openIDs, id)
+		return id
+	case *rpc.MessageUpdateEvent:
+		if n := len(st.openIDs); n > 0 {
+			return st.openIDs[n-1]
+		}
+		st.messages++
+		id := fmt.Sprintf("msg-%d", st.messages)
+		st.openIDs = append(st.openIDs, id)
+		return id
+	case *rpc.MessageEndEvent:
+		if n := len(st.openIDs); n > 0 {
+			id := st.openIDs[n-1]
+			st.openIDs = st.openIDs[:n-1]
+			return id
+		}
+		st.messages++
+		return fmt.Sprintf("msg-%d", st.messages)
+	case *rpc.AgentEndEvent:
+		st.openIDs = st.openIDs[:0]
+	}
+	return ""
 }
 
 // promptTicket is an accepted prompt whose prompt_result is owed.
@@ -111,8 +146,9 @@ func (s *Server) ompEvent(ev rpc.Event) {
 	st := &s.ompSt
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if out := ompShape(ev); out != nil && (st.filter == nil || st.filter[out.EventType()]) {
-		s.queueEvent(out)
+	id := st.messageID(ev)
+	if out := ompShape(ev); out != nil && (st.filter == nil || st.filter[out.EventType()]) && !s.full() {
+		s.w.eventID(out, id)
 	}
 	switch e := ev.(type) {
 	case *rpc.AgentStartEvent:

@@ -19,7 +19,10 @@ type frame struct {
 	resp *rpc.Response // a response, its data in body if that is set
 	body streamedData  // (written in pieces), or
 	raw  []byte        // or pre-encoded JSON, or
-	v2   bool          // the switch to protocol v2: later frames are chunked
+	// msgID, when set, is written as the event's messageId member (oh-my-pi's
+	// wire stamps message events).
+	msgID string
+	v2    bool // the switch to protocol v2: later frames are chunked
 
 	// delta merging (message_update *_delta frames only)
 	block   blockKey
@@ -136,8 +139,11 @@ func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWa
 }
 
 // event queues an event, merging it into a queued delta when it can.
-func (w *writer) event(ev rpc.Event) {
-	f := frame{ev: ev} // copied to the heap only when queued (not merged)
+func (w *writer) event(ev rpc.Event) { w.eventID(ev, "") }
+
+// eventID is event with a messageId member ("" for none).
+func (w *writer) eventID(ev rpc.Event, msgID string) {
+	f := frame{ev: ev, msgID: msgID} // copied to the heap only when queued (not merged)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -444,7 +450,7 @@ func (w *writer) write(f *frame) {
 		w.mu.Unlock()
 		return
 	default:
-		if f.size >= spliceMin {
+		if f.size >= spliceMin && f.msgID == "" {
 			if done, err := w.writeSpliced(f.ev, f.merged); done {
 				if err != nil {
 					io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
@@ -466,6 +472,7 @@ func (w *writer) write(f *frame) {
 			buf = make([]byte, 0, f.size+f.size/8)
 		}
 		b, err = rpc.AppendEvent(buf, f.ev)
+		b = withMessageID(b, f.msgID)
 		if cap(b) <= maxReusedBuf {
 			w.buf = b
 		}
@@ -514,6 +521,7 @@ func (w *writer) writeChunked(f *frame) {
 		}
 		typ = f.ev.EventType()
 		b, err = rpc.AppendEvent(w.buf[:0], f.ev)
+		b = withMessageID(b, f.msgID)
 		if cap(b) <= maxReusedBuf {
 			w.buf = b
 		}
@@ -539,6 +547,17 @@ func (w *writer) writeChunked(f *frame) {
 		w.frames++
 		w.mu.Unlock()
 	}
+}
+
+// withMessageID adds "messageId":id as the last member of the encoded
+// object b (id is "msg-<n>": nothing to escape).
+func withMessageID(b []byte, id string) []byte {
+	if id == "" || len(b) == 0 || b[len(b)-1] != '}' {
+		return b
+	}
+	b = append(b[:len(b)-1], `,"messageId":"`...)
+	b = append(b, id...)
+	return append(b, `"}`...)
 }
 
 func (w *writer) flush() {
