@@ -16,6 +16,11 @@ const (
 	CmdGetMessagesPage      = "get_messages_page"
 )
 
+// MessageIDMember is the member oh-my-pi's wire adds to message_start,
+// message_update and message_end: "msg-<n>", counted per connection, the
+// same from a message's start to its end.
+const MessageIDMember = "messageId"
+
 // Frame types of oh-my-pi's wire that are not session events.
 const (
 	EventPromptResult   = "prompt_result"

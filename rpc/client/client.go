@@ -15,6 +15,11 @@
 //
 // Requests are safe for concurrent use; responses are matched by id, so
 // they may arrive in any order.
+//
+// NegotiateProtocol switches the connection to protocol v2, oh-my-pi's wire
+// (docs/rpc.md): PromptAndWait then waits for the prompt's prompt_result,
+// and frames the server splits into rpc_chunk lines are put back together
+// before they are dispatched.
 package client
 
 import (

@@ -555,7 +555,7 @@ func withMessageID(b []byte, id string) []byte {
 	if id == "" || len(b) == 0 || b[len(b)-1] != '}' {
 		return b
 	}
-	b = append(b[:len(b)-1], `,"messageId":"`...)
+	b = append(b[:len(b)-1], `,"`+rpc.MessageIDMember+`":"`...)
 	b = append(b, id...)
 	return append(b, `"}`...)
 }
