@@ -194,3 +194,55 @@ func TestOMPChunks(t *testing.T) {
 		t.Fatalf("a line of %d bytes under protocol v2", n)
 	}
 }
+
+// TestOMPOpenSession: open_session of the session folder in use continues
+// its newest session (nothing changes); of an empty folder it starts a
+// session whose file is written there; of the first folder again it goes
+// back to the newest session with messages.
+func TestOMPOpenSession(t *testing.T) {
+	c := start(t, threeTurns, true, "--no-tools")
+	ctx := ctxFor(t)
+	if _, err := c.PromptAndWait(ctx, "first"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.GetState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := st.SessionFile
+	d, err := c.OpenSession(ctx, "sessions") // relative to the session's directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Cancelled || !d.Resumed || d.SessionFile != first || d.SessionID != st.SessionID {
+		t.Fatalf("open_session of the folder in use: %+v (current %s)", d, first)
+	}
+	other := t.TempDir()
+	d, err = c.OpenSession(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Cancelled || d.Resumed || filepath.Dir(d.SessionFile) != other {
+		t.Fatalf("open_session of an empty folder: %+v", d)
+	}
+	if _, err := c.PromptAndWait(ctx, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.SessionFile); err != nil {
+		t.Fatalf("the new session's file: %v", err)
+	}
+	d, err = c.OpenSession(ctx, filepath.Dir(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Resumed || d.SessionFile != first {
+		t.Fatalf("open_session back: %+v, want %s", d, first)
+	}
+	msgs, err := c.GetMessages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(msgs.Messages); got != 3 { // system, user, assistant
+		t.Fatalf("%d messages after going back", got)
+	}
+}

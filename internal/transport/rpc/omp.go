@@ -348,12 +348,16 @@ func piShape(ev rpc.Event) rpc.Event {
 }
 
 func (s *call) negotiateProtocol(line []byte) (any, error) {
-	var c rpc.NegotiateProtocolCommand
+	var c struct {
+		ID              string      `json:"id"`
+		Type            string      `json:"type"`
+		ProtocolVersion json.Number `json:"protocolVersion"`
+	}
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
-	if c.ProtocolVersion != rpc.ProtocolV2 {
-		return nil, fmt.Errorf("Unsupported RPC protocol version: %d", c.ProtocolVersion)
+	if c.ProtocolVersion.String() != "2" {
+		return nil, fmt.Errorf("Unsupported RPC protocol version: %s", c.ProtocolVersion)
 	}
 	b, _ := rpc.Marshal(rpc.ProtocolData{ProtocolVersion: rpc.ProtocolV2})
 	// The switch happens right after this response: every later frame is
@@ -552,6 +556,9 @@ func (s *call) openSession(line []byte) (any, error) {
 	var c rpc.OpenSessionCommand
 	if err := decode(line, &c); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(c.SessionDir) == "" {
+		return nil, errors.New(`Invalid field "sessionDir": expected the path of a session folder, got ""`)
 	}
 	cur := s.sess.Store()
 	if cur.File() == "" {
