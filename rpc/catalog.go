@@ -152,6 +152,7 @@ func Events() []EventInfo {
 		{Name: EventSessionSettled, Doc: "The session is idle with nothing queued, after the last prompt_result of a stretch of work.", Event: &SessionSettledEvent{}, OMP: true},
 		{Name: EventRPCChunk, Doc: "One piece of a frame larger than 1 MiB (protocol v2).", Event: &RPCChunkEvent{}, OMP: true},
 		{Name: EventAvailableCommandsUpdate, Doc: "The slash commands (as get_available_commands lists them), after the switch to oh-my-pi's wire, a session change or reload_resources.", Event: &AvailableCommandsUpdateEvent{}, OMP: true},
+		{Name: EventModelChanged, Doc: "The model changed (set_model, cycle_model); get_state has the new one.", Event: &ModelChangedEvent{}, OMP: true},
 		{Name: EventRPCFrameError, Doc: "Replaces a frame larger than 64 MiB (protocol v2).", Event: &RPCFrameErrorEvent{}, OMP: true},
 	}
 }

@@ -30,6 +30,9 @@ const (
 	// EventAvailableCommandsUpdate lists the slash commands (as
 	// get_available_commands does) when they may have changed.
 	EventAvailableCommandsUpdate = "available_commands_update"
+	// EventModelChanged says the session's model changed (set_model,
+	// cycle_model).
+	EventModelChanged = "model_changed"
 )
 
 // Protocol limits advertised on the ready line.
@@ -189,7 +192,13 @@ type AvailableCommandsUpdateEvent struct {
 	Commands []AvailableCommand `json:"commands"`
 }
 
+// ModelChangedEvent says the model changed; get_state has the new one.
+type ModelChangedEvent struct {
+	Type string `json:"type"`
+}
+
 func (*AvailableCommandsUpdateEvent) EventType() string { return EventAvailableCommandsUpdate }
+func (*ModelChangedEvent) EventType() string            { return EventModelChanged }
 func (*PromptResultEvent) EventType() string            { return EventPromptResult }
 func (*SessionSettledEvent) EventType() string          { return EventSessionSettled }
 func (*RPCChunkEvent) EventType() string                { return EventRPCChunk }

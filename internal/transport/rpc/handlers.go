@@ -358,7 +358,18 @@ func (s *call) setModel(line []byte) (any, error) {
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
-	return s.sess.SetModel(c.Provider, c.ModelID)
+	m, err := s.sess.SetModel(c.Provider, c.ModelID)
+	if err == nil {
+		s.modelChanged()
+	}
+	return m, err
+}
+
+// modelChanged tells a client on oh-my-pi's wire that the model changed.
+func (s *call) modelChanged() {
+	if s.omp.Load() {
+		s.queueEvent(&rpc.ModelChangedEvent{Type: rpc.EventModelChanged})
+	}
 }
 
 func (s *call) cycleModel([]byte) (any, error) {
@@ -366,6 +377,7 @@ func (s *call) cycleModel([]byte) (any, error) {
 	if m == nil {
 		return jsonNull, nil
 	}
+	s.modelChanged()
 	return rpc.CycleModelData{Model: m, ThinkingLevel: level, IsScoped: scoped}, nil
 }
 

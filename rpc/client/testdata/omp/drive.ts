@@ -179,6 +179,7 @@ try {
 	const models = await client.getAvailableModels();
 	check(models.some(m => m.provider === "scripted"), "scripted model listed", models);
 	await client.setModel("scripted", "scripted");
+	check(sessionEvents.some(e => e.type === "model_changed"), "model_changed session event");
 	await client.setThinkingLevel("high");
 	check((await client.getState()).thinkingLevel === "high", "thinking level set");
 	const changed = sessionEvents.filter(e => e.type === "thinking_level_changed").pop();
