@@ -18,7 +18,8 @@ import (
 // host tools (protocol v2 negotiated), promptAndWait, waitForSettled, a bash
 // tool turn, the host tool round trip, steer and follow-up, abort,
 // abortAndPrompt, getMessages (paged), model and thinking level, available
-// commands, compact, branch, new and switch session, session events
+// commands, compact, new and switch session, branch, frames over 1 MiB (sent
+// as rpc_chunk), session events
 // (testdata/omp/drive.ts says what each step checks). .ci/omp-client
 // installs the client into PISCES_OMP_CLIENT_DIR (CI) or the user's cache
 // folder; without npm or the registry the test is skipped (fails under CI).
@@ -69,7 +70,7 @@ func TestOMPClient(t *testing.T) {
 		turn(call("c5", "bash", map[string]any{"command": "sleep 30"})),
 		turn(say("instead done")),
 		turn(say("## Goal\nTest oh-my-pi's client.")),
-		turn(say("## Goal\nThe turn's beginning.")),
+		turn(say("big done")),
 	}})
 	scriptPath := filepath.Join(work, "script.json")
 	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {

@@ -216,6 +216,17 @@ try {
 	const after = (await client.getState()).messageCount;
 	check(after < count, "the branch starts before the first prompt", [after, count]);
 
+	step("frames over 1 MiB (rpc_chunk)");
+	const big = "0123456789abcdef".repeat(100_000);
+	events = await client.promptAndWait(big);
+	const bigEnd = events.find(
+		e => e.type === "message_end" && JSON.stringify((e as { message: { content: unknown } }).message.content).includes(big),
+	);
+	check(bigEnd !== undefined, "the 1.6 MB user message_end arrived whole");
+	check(text(events) === "big done", "answer to the big prompt", text(events));
+	const withBig = await client.getMessages();
+	check(withBig.some((m: { content: unknown }) => JSON.stringify(m.content).includes(big)), "getMessages has the big message");
+
 	step("stop");
 	await client.stop();
 	console.log("ok");
