@@ -5,13 +5,15 @@
 //     of D deltas; every client must receive the whole reply and the run's
 //     end. Reports the time until the last client is done and the server's
 //     peak RSS;
+//
 //   - idle sessions: S sessions (generated files) loaded in one server, each
 //     held by one connection. Reports the server's RSS;
+//
 //   - handshake: H times in a row, open a connection, send get_state and
 //     wait for its response. Reports the time from the start of the
 //     handshake to the response (minimum, median, 95th percentile).
 //
-//	go run ./bench/webbench [-clients 100] [-deltas 5000] [-no-merge] [-sessions 100] [-handshakes 200] [-bin PISCES] [-short]
+//     go run ./bench/webbench [-clients 100] [-deltas 5000] [-no-merge] [-sessions 100] [-handshakes 200] [-bin PISCES] [-short]
 //
 // Without -bin it builds the static release binary (CGO_ENABLED=0) first.
 // The figures are recorded in docs/performance.md, not asserted.
