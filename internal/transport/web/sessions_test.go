@@ -113,6 +113,25 @@ func TestLockedSessionIsReadOnly(t *testing.T) {
 	if b, _ := os.ReadFile(file); string(b) != content {
 		t.Fatalf("the locked file changed:\n%s", b)
 	}
+	// A clone of the view is a file of its own, written to.
+	if r := cl.call("c1", `{"id":"c1","type":"clone"}`); r["success"] != true {
+		t.Fatalf("clone of a read-only view: %v", r)
+	}
+	if r := cl.call("p2", `{"id":"p2","type":"prompt","message":"hi"}`); r["success"] != true {
+		t.Fatalf("prompt in the clone: %v", r)
+	}
+	cl.event("agent_settled", 1)
+	st := cl.call("s2", `{"id":"s2","type":"get_state"}`)["data"].(map[string]any)
+	clone, _ := st["sessionFile"].(string)
+	if clone == "" || clone == file {
+		t.Fatalf("the clone's file: %q", clone)
+	}
+	if b, err := os.ReadFile(clone); err != nil || !strings.Contains(string(b), "first question") || !strings.Contains(string(b), `"parentSession":"`+file+`"`) {
+		t.Fatalf("the clone's file %s: %v\n%s", clone, err, b)
+	}
+	if b, _ := os.ReadFile(file); string(b) != content {
+		t.Fatalf("the locked file changed:\n%s", b)
+	}
 }
 
 // A run goes on when its last client leaves; a client that attaches later
