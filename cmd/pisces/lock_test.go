@@ -162,3 +162,29 @@ func TestSessionFileLockAcrossProcesses(t *testing.T) {
 		t.Errorf("the lock outlived the rpc process: %v", err)
 	}
 }
+
+// A new session's folder is made when its file is first written: the lock
+// is taken then, and removed when the process ends.
+func TestNewSessionTakesItsLockOnceWritten(t *testing.T) {
+	agentDir := t.TempDir()
+	script := writeScript(t, `{"turns":[{"content":[{"type":"text","text":"ok"}]}]}`)
+	p := startLockRPC(t, agentDir, "--provider", "scripted", "--script", script)
+	p.next("ready", func(m map[string]any) bool { return m["type"] == "ready" })
+	if files, _ := filepath.Glob(filepath.Join(agentDir, "sessions", "*")); len(files) != 0 {
+		t.Fatalf("session folders before anything was written: %v", files)
+	}
+	if r := p.call("1", `{"id":"1","type":"prompt","message":"hi"}`); r["success"] != true {
+		t.Fatalf("prompt: %v", r)
+	}
+	p.next("the run's end", func(m map[string]any) bool { return m["type"] == "agent_settled" })
+	file, _ := p.call("2", `{"id":"2","type":"get_state"}`)["data"].(map[string]any)["sessionFile"].(string)
+	lock := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".lock")
+	if b, err := os.ReadFile(lock); err != nil || !strings.HasPrefix(string(b), strconv.Itoa(p.cmd.Process.Pid)+"\n") {
+		t.Fatalf("lock beside the new session's file %s: %q, %v", file, b, err)
+	}
+	p.in.Close()
+	<-p.done
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Errorf("the lock outlived the process: %v", err)
+	}
+}

@@ -2,21 +2,30 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/sessions"
 	rpcmode "github.com/pisces-agent/pisces/internal/transport/rpc"
+	"github.com/pisces-agent/pisces/rpc"
 )
 
 // fileLock is the lock of the file that the one session of stdio RPC,
-// print or json mode writes (docs/sessions.md, "Locks"): the lock file
-// beside it that web mode takes too, so that two processes never write one
-// session file. It follows the session across new_session, switch_session,
-// fork and clone.
+// print or json mode writes (docs/sessions.md, "The lock beside the file"):
+// the lock file beside it that web mode takes too, so that two processes
+// never write one session file. It follows the session across
+// new_session, switch_session, fork and clone. A new session's folder may
+// not exist yet (it is made when the file is first written, as in pi): the
+// lock is then taken at the first message_end (or agent_settled) that
+// finds the folder.
 type fileLock struct {
-	mu   sync.Mutex
-	lock *sessions.Lock
+	mu       sync.Mutex
+	sess     *core.Session
+	unsub    func()
+	lock     *sessions.Lock
+	readOnly bool // the file is another process's: no lock to take
 }
 
 // readOnlyReason is what a session another process writes is told.
@@ -28,30 +37,49 @@ func readOnlyReason(path, holder string) string {
 // sess is detached from the file (it writes nothing) and the reason is
 // returned.
 func (fl *fileLock) start(sess *core.Session) (string, error) {
-	st := sess.Store()
-	if st.InMemory() || st.File() == "" {
-		return "", nil
-	}
-	l, holder, err := sessions.TryLock(st.File())
-	if err != nil {
-		return "", err
-	}
-	if l == nil {
-		st.DetachFile()
-		return readOnlyReason(st.File(), holder), nil
-	}
 	fl.mu.Lock()
-	fl.lock = l
-	fl.mu.Unlock()
+	defer fl.mu.Unlock()
+	fl.sess = sess
+	st := sess.Store()
+	if !st.InMemory() && st.File() != "" && dirExists(st.File()) {
+		l, holder, err := sessions.TryLock(st.File())
+		if err != nil {
+			return "", err
+		}
+		if l == nil {
+			st.DetachFile()
+			fl.readOnly = true
+			fl.unsub = sess.Subscribe(fl.onEvent)
+			return readOnlyReason(st.File(), holder), nil
+		}
+		fl.lock = l
+	}
+	fl.unsub = sess.Subscribe(fl.onEvent)
 	return "", nil
 }
 
-// follow moves the lock to the file sess writes now (a new one: nobody
-// else can hold it), after new_session, fork or clone.
-func (fl *fileLock) follow(sess *core.Session) {
-	st := sess.Store()
+func dirExists(file string) bool {
+	fi, err := os.Stat(filepath.Dir(file))
+	return err == nil && fi.IsDir()
+}
+
+// onEvent takes the lock of a new session's file once its folder exists.
+// It runs in the event's order and only touches a lock file: it does not
+// block.
+func (fl *fileLock) onEvent(ev rpc.Event) {
+	if t := ev.EventType(); t != rpc.EventMessageEnd && t != rpc.EventAgentSettled {
+		return
+	}
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
+	if fl.lock == nil && !fl.readOnly {
+		fl.takeLocked()
+	}
+}
+
+// takeLocked points the lock at the file the session writes now.
+func (fl *fileLock) takeLocked() {
+	st := fl.sess.Store()
 	if st.InMemory() || st.File() == "" {
 		fl.lock.Release()
 		fl.lock = nil
@@ -60,13 +88,49 @@ func (fl *fileLock) follow(sess *core.Session) {
 	if fl.lock.Holds(st.File()) {
 		return
 	}
-	l, _, _ := sessions.TryLock(st.File())
 	fl.lock.Release()
-	fl.lock = l
+	fl.lock = nil
+	if dirExists(st.File()) {
+		fl.lock, _, _ = sessions.TryLock(st.File())
+	}
 }
 
-// release removes the lock file.
+// follow moves the lock to the file the session writes now (a new one:
+// nobody else can hold it), after new_session, fork or clone.
+func (fl *fileLock) follow() {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	fl.readOnly = false
+	fl.takeLocked()
+}
+
+// holds reports whether the lock is that of path.
+func (fl *fileLock) holds(path string) bool {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return fl.lock.Holds(path)
+}
+
+// replace makes l (taken by the caller) the lock.
+func (fl *fileLock) replace(l *sessions.Lock) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	fl.lock.Release()
+	fl.lock = l
+	fl.readOnly = false
+}
+
+// release removes the lock file and stops following the session.
 func (fl *fileLock) release() {
+	fl.mu.Lock()
+	unsub := fl.unsub
+	fl.unsub = nil
+	fl.mu.Unlock()
+	// Outside fl.mu: unsubscribing waits for an event being delivered,
+	// whose onEvent may be waiting for fl.mu.
+	if unsub != nil {
+		unsub()
+	}
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	fl.lock.Release()
@@ -89,10 +153,7 @@ func (ls lockedSessions) NewSession(from *rpcmode.Hub, cwd, parent string) (*rpc
 
 func (ls lockedSessions) Switch(from *rpcmode.Hub, path string) (*rpcmode.Hub, error) {
 	fl := ls.fl
-	fl.mu.Lock()
-	same := fl.lock.Holds(path)
-	fl.mu.Unlock()
-	if same {
+	if fl.holds(path) {
 		return from, from.Session().SwitchSession(path)
 	}
 	l, holder, err := sessions.TryLock(path)
@@ -106,10 +167,7 @@ func (ls lockedSessions) Switch(from *rpcmode.Hub, path string) (*rpcmode.Hub, e
 		l.Release()
 		return from, err
 	}
-	fl.mu.Lock()
-	fl.lock.Release()
-	fl.lock = l
-	fl.mu.Unlock()
+	fl.replace(l)
 	ls.moved(from)
 	return from, nil
 }
@@ -134,11 +192,14 @@ func (ls lockedSessions) Clone(from *rpcmode.Hub) (*rpcmode.Hub, error) {
 // follows it, and a read-only view (of a file another process writes)
 // becomes writable, the file being its own now.
 func (ls lockedSessions) moved(h *rpcmode.Hub) {
-	ls.fl.follow(h.Session())
+	ls.fl.follow()
 	h.SetReadOnly("")
 }
 
 func (lockedSessions) Release(*rpcmode.Hub) {}
+
+// InPlace: the session replaces its store in place and announces it.
+func (lockedSessions) InPlace() bool { return true }
 
 // Writer refuses a file another process writes (rename_session,
 // delete_session); the session's own file is checked by the core.

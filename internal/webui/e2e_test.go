@@ -151,6 +151,7 @@ func (l *lockedBuffer) String() string {
 // browser is a headless Chromium driven over the DevTools protocol.
 type browser struct {
 	t     *testing.T
+	name  string // in screenshot names, for a second tab
 	ctx   context.Context
 	shots []string
 	step  int
@@ -223,6 +224,10 @@ func (b *browser) waitFor(what, expr string) {
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLimit), chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
+		b.screenshot("timeout")
+		if n := len(b.shots); n > 0 {
+			b.t.Logf("screenshot of the tab that timed out: %s", b.shots[n-1])
+		}
 		b.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
 	}
 }
@@ -243,6 +248,9 @@ func (b *browser) screenshot(name string) {
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		return
+	}
+	if b.name != "" {
+		name = b.name + "-" + name
 	}
 	p := filepath.Join(dir, fmt.Sprintf("%s-%02d-%s.png", strings.ReplaceAll(b.t.Name(), "/", "_"), b.step, name))
 	if os.WriteFile(p, png, 0o644) == nil {
@@ -329,6 +337,22 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Errorf("markup from the model ran or survived: %+v", state)
 	}
 
+	// A second tab on the same session shows the same conversation.
+	firstSession := eval[string](b, `new URL(window.location.href).searchParams.get("session") || ""`)
+	if firstSession == "" {
+		t.Fatal("the address names no session")
+	}
+	tab2, closeTab2 := chromedp.NewContext(b.ctx)
+	defer closeTab2()
+	b2 := &browser{t: t, ctx: tab2, name: "tab2"}
+	// The first run on a tab's context opens the tab, which lives as long
+	// as that run's context: no deadline on it.
+	if err := chromedp.Do(tab2, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("opening a second tab: %v", err)
+	}
+	b2.do("opening a second tab", chromedp.Navigate(strings.SplitN(srv.url, "?", 2)[0]+"?session="+firstSession))
+	b2.waitFor("the conversation in the second tab", conversationText+`.includes("Done.")`)
+
 	// A destructive command: the permission gate asks in the page.
 	b.do("asking for the clean-up",
 		chromedp.SendKeys(chromedp.CSS(`[data-testid=prompt]`), "clean the build folder"+kb.Enter))
@@ -341,17 +365,17 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(srv.dir, "build")); err != nil {
 		t.Fatalf("the build folder is gone before the dialog was answered: %v", err)
 	}
+	b2.waitFor("the dialog in the second tab too", `!!document.querySelector('[data-testid=ext-dialog][data-method=confirm]')`)
 	b.do("allowing the command", chromedp.Click(chromedp.CSS(`[data-testid=dialog-yes]`)))
 	b.waitFor("the answer after the tool", conversationText+`.includes("The build folder is gone.")`)
+	// The first answer wins: the other tab's dialog closes, and it shows
+	// the run as it goes on.
+	b2.waitFor("the second tab's dialog to close, and the answer", `!document.querySelector('[data-testid=ext-dialog]') && `+conversationText+`.includes("The build folder is gone.")`)
 	if _, err := os.Stat(filepath.Join(srv.dir, "build")); !os.IsNotExist(err) {
 		t.Errorf("the build folder is still there after the command was allowed: %v", err)
 	}
 
 	// Switch sessions: a new one in the same directory, then back.
-	firstSession := eval[string](b, `new URL(window.location.href).searchParams.get("session") || ""`)
-	if firstSession == "" {
-		t.Fatal("the address names no session")
-	}
 	b.do("starting a new session", chromedp.Click(chromedp.CSS(`[data-testid=new-session]`)))
 	b.waitFor("the directory picker", `!!document.querySelector('[data-testid=start-session]') && !document.querySelector('[data-testid=start-session]').disabled`)
 	b.do("starting it", chromedp.Click(chromedp.CSS(`[data-testid=start-session]`)))
