@@ -186,7 +186,14 @@ function Header() {
         <Icon name="menu" />
       </button>
       <div class="title" title={s.file}>
-        <span class="session-name" data-testid="session-name">{title}</span>
+        <span class="session-name" data-testid="session-name">
+          {title}
+          {S.readOnly.value && (
+            <span class="badge warn-badge" title={S.readOnly.value}>
+              read-only
+            </span>
+          )}
+        </span>
         {cwd && <span class="muted small cwd">{cwd}</span>}
       </div>
       <div class="header-tools">

@@ -30,6 +30,7 @@ export const tree = signal(null);
 export const panel = signal(null); // "tree" | "stats" | null
 export const stats = signal(null);
 export const sidebarOpen = signal(window.innerWidth > 900);
+export const readOnly = signal(""); // why the session is a read-only view ("" when it is not)
 
 export const model = computed(() => agentState.value?.model || null);
 
@@ -55,7 +56,7 @@ function handleStatus(status) {
   }
 }
 
-export function toast(text, kind = "info", ms = 6000) {
+export function toast(text, kind = "info", ms = kind === "info" ? 6000 : 12000) {
   const id = ++toastSeq;
   toasts.value = [...toasts.value, { id, text, kind }];
   if (ms > 0) setTimeout(() => dismissToast(id), ms);
@@ -199,6 +200,7 @@ function handleEvent(ev) {
       batch(() => {
         session.value = { id: ev.sessionId, file: ev.sessionFile || "", name: ev.sessionName || "" };
         if (changed) {
+          readOnly.value = "";
           streaming.value = null;
           toolRuns.value = {};
           queue.value = { steering: [], followUp: [] };
@@ -325,6 +327,7 @@ function handleUIRequest(ev) {
       dialogs.value = dialogs.value.filter((d) => d.id !== ev.targetId);
       return;
     case "notify":
+      if (typeof ev.message === "string" && ev.message.startsWith("Read-only session: ")) readOnly.value = ev.message.slice("Read-only session: ".length);
       toast(ev.message, ev.notifyType || "info");
       return;
     case "setStatus": {
