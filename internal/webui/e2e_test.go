@@ -2,8 +2,12 @@ package webui_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -381,9 +385,28 @@ func TestBrowserEndToEnd(t *testing.T) {
 	b.do("starting it", chromedp.Click(chromedp.CSS(`[data-testid=start-session]`)))
 	b.waitFor("the new session", `new URL(window.location.href).searchParams.get("session") !== `+jsString(firstSession)+
 		` && !`+conversationText+`.includes("Done.")`)
+	// "/" completes commands, templates and skills.
+	// (DevTools' Enter also types a line break after the page took the key
+	// and sent the prompt: clear the box first.)
+	if v := eval[string](b, `(() => { const p = document.querySelector('[data-testid=prompt]'); const v = p.value; p.value = ""; return v; })()`); strings.TrimSpace(v) != "" {
+		t.Errorf("the prompt box still holds %q after sending", v)
+	}
+	b.do("typing a slash command", chromedp.SendKeys(chromedp.CSS(`[data-testid=prompt]`), "/architect"))
+	b.waitFor("the completion", `[...document.querySelectorAll('[data-testid=completion] .cmd-name')].some(e => e.innerText === "/architect-plan")`)
+	b.do("erasing it", chromedp.SendKeys(chromedp.CSS(`[data-testid=prompt]`), strings.Repeat(kb.Backspace, len("/architect"))))
+	b.waitFor("the completion to close", `!document.querySelector('[data-testid=completion]') && document.querySelector('[data-testid=prompt]').value === ""`)
+	// An image goes with the next prompt.
+	img := filepath.Join(t.TempDir(), "dot.png")
+	writePNG(t, img)
+	b.do("attaching an image", chromedp.SetUploadFiles(chromedp.CSS(`input[type=file]`), []string{img}))
+	b.waitFor("the attachment", `!!document.querySelector('.attachment img')`)
 	b.do("prompting in the new session",
 		chromedp.SendKeys(chromedp.CSS(`[data-testid=prompt]`), "hello in the new session"+kb.Enter))
 	b.waitFor("the second session's answer", conversationText+`.includes("Answer in the second session.")`)
+	b.waitFor("the image in the user's message", `(() => {
+		const i = document.querySelector('.msg.user .images img');
+		return !!i && i.src.startsWith("data:image/png;base64,") && i.complete && i.naturalWidth === 2;
+	})()`)
 	b.waitFor("both sessions in the list", `document.querySelectorAll('[data-testid=session-list] .session-item').length === 2`)
 	b.screenshot("second-session")
 	b.do("switching back", chromedp.Click(chromedp.CSS(`[data-testid=session-list] .session-item[data-session-id=`+jsString(firstSession)+`] .session-open`)))
@@ -408,6 +431,20 @@ func TestBrowserEndToEnd(t *testing.T) {
 		return !!leaf && !leaf.classList.contains('user') && document.querySelectorAll('[data-testid=tree-panel] .tree-row.user.on-path').length === 0;
 	})()`)
 	b.screenshot("navigated")
+}
+
+// writePNG writes a 2×2 PNG.
+func writePNG(t *testing.T, path string) {
+	t.Helper()
+	m := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	m.Set(0, 0, color.RGBA{R: 255, A: 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // jsString quotes s as a JavaScript string literal.
