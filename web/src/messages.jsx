@@ -274,9 +274,24 @@ function Message({ m, results, calls }) {
   }
 }
 
+// The scrolling container and whether it follows the end (the user has not
+// scrolled up): shared by the list and the live message, which re-renders
+// alone while an answer streams.
+const scroller = { el: null, stick: true };
+
+function followEnd() {
+  const el = scroller.el;
+  if (el && scroller.stick) el.scrollTop = el.scrollHeight;
+}
+
+function LiveMessage({ results }) {
+  const live = streaming.value;
+  useEffect(followEnd);
+  return live ? <AssistantMessage m={live} results={results} live /> : null;
+}
+
 export function Conversation() {
   const list = messages.value;
-  const live = streaming.value;
   const [results, calls] = useMemo(() => {
     const r = {};
     const c = new Set();
@@ -287,20 +302,19 @@ export function Conversation() {
     return [r, c];
   }, [list]);
   const ref = useRef(null);
-  const stick = useRef(true);
   useEffect(() => {
-    const el = ref.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
+    scroller.el = ref.current;
+    followEnd();
   });
   const onScroll = (e) => {
     const el = e.currentTarget;
-    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+    scroller.stick = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
   };
   const bash = bashRun.value;
   return (
     <div class="conversation" ref={ref} onScroll={onScroll} data-testid="conversation">
       <div class="conversation-inner">
-        {!list.length && !live && (
+        {!list.length && !streaming.peek() && (
           <div class="empty">
             <h2>New conversation</h2>
             <p class="muted">Type a message below. Start with <code>/</code> for commands and templates, <code>!</code> to run a shell command.</p>
@@ -309,7 +323,7 @@ export function Conversation() {
         {list.map((m, i) => (
           <Message key={i} m={m} results={results} calls={calls} />
         ))}
-        {live && <AssistantMessage m={live} results={results} live />}
+        <LiveMessage results={results} />
         {bash && (
           <div class="msg bash">
             <div class="tool-head">
