@@ -55,41 +55,55 @@ const e2eScript = `{
 
 // server is a pisces --mode web process for one test.
 type server struct {
-	url string // the printed UI address, with the token
-	dir string // the project directory
+	t        *testing.T
+	url      string // the printed UI address, with the token
+	dir      string // the project directory
+	agentDir string
+	script   string
+	gate     string // the permission-gate extension
+	stop     func() // ends the process (SIGINT) and waits for it
 }
 
+// startServer prepares a project (with a build folder to delete) and an
+// agent directory and starts web mode on a free port.
 func startServer(t *testing.T) *server {
+	t.Helper()
+	root := t.TempDir()
+	s := &server{t: t, dir: filepath.Join(root, "project"), agentDir: filepath.Join(root, "agent"),
+		script: filepath.Join(root, "script.json"), gate: filepath.Join(root, "permission-gate")}
+	for _, d := range []string{filepath.Join(s.dir, "build"), s.agentDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "build", "out.bin"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.script, []byte(e2eScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", s.gate, "github.com/pisces-agent/pisces/examples/extensions/permission-gate")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the permission gate: %v\n%s", err, out)
+	}
+	s.start("0")
+	return s
+}
+
+// start runs web mode on port ("0": a free one) over the server's
+// directories, and sets url and stop.
+func (s *server) start(port string, extra ...string) {
+	t := s.t
 	t.Helper()
 	bin, err := testenv.PiscesBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
-	proj := filepath.Join(root, "project")
-	agentDir := filepath.Join(root, "agent")
-	for _, d := range []string{filepath.Join(proj, "build"), agentDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(proj, "build", "out.bin"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(root, "script.json")
-	if err := os.WriteFile(script, []byte(e2eScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gate := filepath.Join(root, "permission-gate")
-	build := exec.Command("go", "build", "-o", gate, "github.com/pisces-agent/pisces/examples/extensions/permission-gate")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the permission gate: %v\n%s", err, out)
-	}
-
-	cmd := exec.Command(bin, "--mode", "web", "--port", "0", "--agent-dir", agentDir,
-		"--provider", "scripted", "--script", script, "-e", gate)
-	cmd.Dir = proj
+	args := append([]string{"--mode", "web", "--port", port, "--agent-dir", s.agentDir,
+		"--provider", "scripted", "--script", s.script, "-e", s.gate}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "PISCES_WEB_TOKEN="+e2eToken)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -102,18 +116,22 @@ func startServer(t *testing.T) *server {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(waitLimit):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("pisces stderr:\n%s", stderr.String())
-		}
-	})
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(waitLimit):
+				cmd.Process.Kill()
+				<-done
+			}
+			if t.Failed() {
+				t.Logf("pisces stderr:\n%s", stderr.String())
+			}
+		})
+	}
+	t.Cleanup(s.stop)
 	lines := make(chan string, 4)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -128,11 +146,10 @@ func startServer(t *testing.T) *server {
 		if !ok || !strings.HasPrefix(line, "UI: ") {
 			t.Fatalf("first line of web mode: %q (ok %v); stderr:\n%s", line, ok, stderr.String())
 		}
-		return &server{url: strings.TrimPrefix(line, "UI: "), dir: proj}
+		s.url = strings.TrimPrefix(line, "UI: ")
 	case <-time.After(waitLimit):
 		t.Fatalf("web mode printed nothing; stderr:\n%s", stderr.String())
 	}
-	return nil
 }
 
 type lockedBuffer struct {
@@ -226,7 +243,17 @@ func (b *browser) waitFor(what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, waitLimit+10*time.Second)
 	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLimit), chromedp.WithPollingInterval(50*time.Millisecond)))
+	deadline := time.Now().Add(waitLimit)
+	var err error
+	for {
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline)), chromedp.WithPollingInterval(50*time.Millisecond)))
+		// A poll that began while the page was being replaced (the
+		// redirect that drops the token, a reload) lost its document:
+		// poll the new one.
+		if err == nil || time.Now().After(deadline) || !documentLost(err) || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		b.screenshot("timeout")
 		if n := len(b.shots); n > 0 {
@@ -234,6 +261,13 @@ func (b *browser) waitFor(what, expr string) {
 		}
 		b.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
 	}
+}
+
+// documentLost reports whether err says that the page's document went away
+// while JavaScript was evaluated in it.
+func documentLost(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed")
 }
 
 // screenshot saves the page as e2e-screenshots/<test>-<n>-<name>.png
@@ -464,4 +498,49 @@ func jsString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// The page reconnects by itself after the server went away and came back
+// (on the same port), and reads the session again.
+func TestBrowserReconnects(t *testing.T) {
+	srv := startServer(t)
+	b := startBrowser(t)
+	b.do("opening the UI", chromedp.Navigate(srv.url))
+	b.waitFor("the connection", `!!document.querySelector('[data-testid=prompt]') && !document.querySelector('.banner') && !!document.querySelector('.picker')`)
+	b.do("sending a prompt", chromedp.SendKeys(chromedp.CSS(`[data-testid=prompt]`), "please run the tool"+kb.Enter))
+	b.waitFor("the answers", conversationText+`.includes("Done.") && !document.querySelector('[data-testid=abort]')`)
+	session := eval[string](b, `new URL(window.location.href).searchParams.get("session") || ""`)
+	port := srv.url[strings.LastIndex(srv.url, ":")+1:]
+	port = port[:strings.IndexByte(port, '/')]
+
+	srv.stop()
+	b.waitFor("the page to notice", `!!document.querySelector('[data-testid=banner]')`)
+	b.screenshot("disconnected")
+	// Meanwhile another process continues the session: only a new reading
+	// of the session shows its answer.
+	files, _ := filepath.Glob(filepath.Join(srv.agentDir, "sessions", "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files: %v", files)
+	}
+	bin, _ := testenv.PiscesBinary()
+	other := filepath.Join(t.TempDir(), "other.json")
+	if err := os.WriteFile(other, []byte(`{"turns":[{"content":[{"type":"text","text":"written while the page was away"}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cont := exec.Command(bin, "--agent-dir", srv.agentDir, "--session", files[0], "--provider", "scripted", "--script", other, "one more")
+	cont.Dir = srv.dir
+	if out, err := cont.CombinedOutput(); err != nil {
+		t.Fatalf("continuing the session in print mode: %v\n%s", err, out)
+	}
+
+	srv.start(port)
+	b.waitFor("the page to reconnect and read the session again",
+		`!document.querySelector('.banner') && `+conversationText+`.includes("written while the page was away") && `+conversationText+`.includes("please run the tool")`)
+	if got := eval[string](b, `new URL(window.location.href).searchParams.get("session") || ""`); got != session {
+		t.Errorf("after reconnecting the page is on session %q, want %q", got, session)
+	}
+	// The session answers again: the tree of the reconnected session.
+	b.do("opening the tree", chromedp.Click(chromedp.CSS(`[data-testid=open-tree]`)))
+	b.waitFor("the tree", `document.querySelectorAll('[data-testid=tree-panel] .tree-row.user').length === 2`)
+	b.screenshot("reconnected")
 }
