@@ -52,7 +52,7 @@ func Main(argv []string, stdio IO) int {
 	if err == nil {
 		err = checkSessionFlags(a)
 	}
-	if err == nil && a.Resume && (a.Mode == "rpc" || a.Mode == "web") {
+	if err == nil && a.Resume && (a.Mode == "rpc" || a.Mode == "web" || a.Mode == "acp") {
 		err = usagef("--resume picks a session in a terminal; in %s mode use list_sessions and switch_session, or --session PATH|ID", a.Mode)
 	}
 	if err != nil {
@@ -99,6 +99,9 @@ func Main(argv []string, stdio IO) int {
 	}
 	if a.Mode == "web" {
 		return runWeb(env, stdio)
+	}
+	if a.Mode == "acp" {
+		return runACP(env, stdio)
 	}
 	sess, err := env.newCore()
 	if err != nil {
@@ -698,7 +701,7 @@ func (env *environment) decideTrust() {
 		env.trusted = d.Trusted
 		return
 	}
-	if env.args.Mode == "rpc" || env.args.Mode == "web" {
+	if env.args.Mode == "rpc" || env.args.Mode == "web" || env.args.Mode == "acp" {
 		return
 	}
 	if env.stdio.StdinIsTTY && env.stdio.Stdin != nil && !env.args.ListModels {

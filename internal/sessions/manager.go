@@ -182,6 +182,13 @@ func (m *Manager) Unpin(l *Live) {
 	m.armLocked(l)
 }
 
+// Start registers a new store (a surface's new session that is not opened
+// from another one) with one viewer, taking its lock; the build's model
+// and thinking level are the command line's.
+func (m *Manager) Start(st *session.Session) (*Live, error) {
+	return m.load(st, nil)
+}
+
 // Acquire adds a viewer to a live session.
 func (m *Manager) Acquire(l *Live) {
 	m.mu.Lock()

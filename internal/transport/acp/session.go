@@ -1,0 +1,393 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/sessions"
+	"github.com/pisces-agent/pisces/rpc"
+)
+
+// Session modes.
+const (
+	ModeAsk  = "ask"  // permission is requested before edit, write and bash
+	ModeAuto = "auto" // no questions, as pi
+)
+
+// acpSession is one live session as this connection sees it: the core's
+// events become session/update notifications written in order by one
+// goroutine (the core's subscribers must not block); a prompt's response
+// is written by that same goroutine's order, after its turn's updates.
+type acpSession struct {
+	srv   *Server
+	id    string
+	live  *sessions.Live
+	core  *core.Session
+	unsub func()
+	q     *outQueue
+
+	mu        sync.Mutex
+	mode      string
+	always    map[string]bool // tool name → allowed (true) or refused (false) for the session
+	pending   []*waiter       // prompts whose user message has not started yet
+	current   *waiter         // the prompt whose turn runs
+	lastStop  string          // stop reason of the latest assistant message
+	cancelled bool            // session/cancel during the current work
+	toolInfo  map[string]toolDesc
+	results   map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
+	detached  bool
+}
+
+// waiter is one session/prompt waiting for its turn to end.
+type waiter struct {
+	done chan struct{}
+	stop sdk.StopReason
+}
+
+func newSession(s *Server, id string, live *sessions.Live) *acpSession {
+	as := &acpSession{
+		srv: s, id: id, live: live, core: live.Core,
+		q:        newOutQueue(),
+		mode:     ModeAsk,
+		always:   map[string]bool{},
+		toolInfo: map[string]toolDesc{},
+		results:  map[string][]sdk.ToolCallContent{},
+	}
+	go as.q.run()
+	as.unsub = live.Core.Subscribe(as.onEvent)
+	return as
+}
+
+// detach stops watching the session: its run is aborted (the editor let
+// go of it), waiting prompts answer cancelled, the manager may unload it.
+func (as *acpSession) detach() {
+	as.mu.Lock()
+	if as.detached {
+		as.mu.Unlock()
+		return
+	}
+	as.detached = true
+	as.mu.Unlock()
+	as.core.ClearQueue()
+	as.core.Abort()
+	as.unsub()
+	as.mu.Lock()
+	ws := as.takeWaitersLocked()
+	as.mu.Unlock()
+	as.q.close()
+	for _, w := range ws {
+		w.finish(sdk.StopReasonCancelled)
+	}
+	as.srv.mgr.Release(as.live)
+}
+
+func (w *waiter) finish(stop sdk.StopReason) {
+	w.stop = stop
+	close(w.done)
+}
+
+func (as *acpSession) takeWaitersLocked() []*waiter {
+	var ws []*waiter
+	if as.current != nil {
+		ws = append(ws, as.current)
+	}
+	ws = append(ws, as.pending...)
+	as.current, as.pending = nil, nil
+	return ws
+}
+
+// send queues one update for the client.
+func (as *acpSession) send(u sdk.SessionUpdate) {
+	conn := as.srv.conn
+	n := sdk.SessionNotification{SessionId: sdk.SessionId(as.id), Update: u}
+	as.q.push(func() { _ = conn.SessionUpdate(context.Background(), n) })
+}
+
+// flush returns once everything queued so far has been written.
+func (as *acpSession) flush(ctx context.Context) error {
+	done := make(chan struct{})
+	as.q.push(func() { close(done) })
+	select {
+	case <-done:
+		return nil
+	case <-as.q.stopped:
+		return errors.New("the session was closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// prompt runs one prompt (queued as a follow-up while the session works)
+// and returns how its turn ended.
+func (as *acpSession) prompt(text string, images []ai.Content) (sdk.StopReason, error) {
+	w := &waiter{done: make(chan struct{})}
+	as.mu.Lock()
+	if as.detached {
+		as.mu.Unlock()
+		return "", invalidParams("unknown sessionId %q", as.id)
+	}
+	as.pending = append(as.pending, w)
+	as.mu.Unlock()
+	disp, err := as.core.Prompt(text, images, core.BehaviorFollowUp)
+	if err != nil || disp == core.DispositionHandled {
+		as.mu.Lock()
+		for i, p := range as.pending {
+			if p == w {
+				as.pending = append(as.pending[:i], as.pending[i+1:]...)
+				break
+			}
+		}
+		as.mu.Unlock()
+		if errors.Is(err, core.ErrNoModel) {
+			return "", sdk.NewAuthRequired(map[string]any{"details": err.Error()})
+		}
+		if err != nil {
+			return "", err
+		}
+		// An extension command ran: its output, if any, is queued.
+		if err := as.flush(context.Background()); err != nil {
+			return sdk.StopReasonCancelled, nil
+		}
+		return sdk.StopReasonEndTurn, nil
+	}
+	select {
+	case <-w.done:
+		return w.stop, nil
+	case <-as.srv.conn.Done():
+		return sdk.StopReasonCancelled, nil
+	}
+}
+
+// cancel is session/cancel: the queued prompts are dropped, the run is
+// aborted, and every waiting prompt answers cancelled once the run has
+// settled and its updates are written.
+func (as *acpSession) cancel() {
+	as.mu.Lock()
+	if as.current == nil && len(as.pending) == 0 {
+		as.mu.Unlock()
+		return
+	}
+	as.cancelled = true
+	as.mu.Unlock()
+	go func() {
+		as.core.ClearQueue()
+		as.core.Abort()
+	}()
+}
+
+// onEvent translates one core event; it runs in the core's event order
+// and never blocks.
+func (as *acpSession) onEvent(ev rpc.Event) {
+	switch e := ev.(type) {
+	case *rpc.MessageStartEvent:
+		if _, ok := e.Message.(*ai.UserMessage); ok {
+			as.userStarted()
+		}
+	case *rpc.MessageUpdateEvent:
+		switch e.AssistantMessageEvent.Type {
+		case ai.EvTextDelta:
+			if d := e.AssistantMessageEvent.Delta; d != "" {
+				as.send(sdk.UpdateAgentMessageText(d))
+			}
+		case ai.EvThinkingDelta:
+			if d := e.AssistantMessageEvent.Delta; d != "" {
+				as.send(sdk.UpdateAgentThoughtText(d))
+			}
+		}
+	case *rpc.MessageEndEvent:
+		if m, ok := e.Message.(*ai.AssistantMessage); ok {
+			as.mu.Lock()
+			as.lastStop = m.StopReason
+			as.mu.Unlock()
+			if m.StopReason == ai.StopError && m.ErrorMessage != "" {
+				as.send(sdk.UpdateAgentMessageText("\n\nError: " + m.ErrorMessage))
+			}
+		}
+	case *rpc.ToolExecutionStartEvent:
+		d := describeTool(e.ToolName, e.Args, as.core.Cwd())
+		as.mu.Lock()
+		as.toolInfo[e.ToolCallID] = d
+		as.mu.Unlock()
+		as.send(d.start(e.ToolCallID, sdk.ToolCallStatusPending, e.Args, nil))
+	case *rpc.ToolExecutionUpdateEvent:
+		if txt := textOf(e.PartialResult.Content); txt != "" {
+			as.send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID),
+				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(txt))})))
+		}
+	case *rpc.ToolExecutionEndEvent:
+		as.mu.Lock()
+		diffs := as.results[e.ToolCallID]
+		delete(as.results, e.ToolCallID)
+		delete(as.toolInfo, e.ToolCallID)
+		as.mu.Unlock()
+		as.send(finalUpdate(e.ToolCallID, e.Result.Content, e.IsError, diffs))
+		if e.ToolName == "todo_write" && !e.IsError {
+			if plan, ok := planOf(e.Result.Details); ok {
+				as.send(plan)
+			}
+		}
+	case *rpc.AgentSettledEvent:
+		as.settled(e.Aborted)
+	}
+}
+
+// userStarted moves the next waiting prompt to the front: the prompt
+// before it has ended its turn. A user message nobody waits for (a todo
+// reminder) belongs to the current prompt's turn.
+func (as *acpSession) userStarted() {
+	as.mu.Lock()
+	if len(as.pending) == 0 {
+		as.mu.Unlock()
+		return
+	}
+	prev := as.current
+	as.current = as.pending[0]
+	as.pending = as.pending[1:]
+	stop := stopReason(as.lastStop)
+	as.mu.Unlock()
+	if prev != nil {
+		as.q.push(func() { prev.finish(stop) })
+	}
+}
+
+// settled ends the turns of every waiting prompt: the run is over.
+func (as *acpSession) settled(aborted bool) {
+	as.mu.Lock()
+	stop := stopReason(as.lastStop)
+	if aborted || as.cancelled {
+		stop = sdk.StopReasonCancelled
+	}
+	as.cancelled = false
+	ws := as.takeWaitersLocked()
+	as.mu.Unlock()
+	as.sendUsage()
+	for _, w := range ws {
+		as.q.push(func() { w.finish(stop) })
+	}
+}
+
+// sendUsage reports how full the context window is and the session's
+// cost so far.
+func (as *acpSession) sendUsage() {
+	u := as.core.ContextUsage()
+	if u.ContextWindow <= 0 {
+		return
+	}
+	upd := &sdk.SessionUsageUpdate{Size: u.ContextWindow, Used: int(u.Tokens)}
+	total := 0.0
+	for _, m := range as.core.Messages() {
+		if am, ok := m.(*ai.AssistantMessage); ok {
+			total += am.Usage.Cost.Total
+		}
+	}
+	upd.Cost = &sdk.Cost{Amount: total, Currency: "USD"}
+	as.send(sdk.SessionUpdate{UsageUpdate: upd})
+}
+
+func stopReason(s string) sdk.StopReason {
+	switch s {
+	case ai.StopLength:
+		return sdk.StopReasonMaxTokens
+	case ai.StopAborted:
+		return sdk.StopReasonCancelled
+	case "refusal", "sensitive", "content_filter":
+		return sdk.StopReasonRefusal
+	}
+	return sdk.StopReasonEndTurn
+}
+
+// announceCommands sends the session's commands (templates, skills,
+// extension commands).
+func (as *acpSession) announceCommands() {
+	cmds := []sdk.AvailableCommand{}
+	seen := map[string]bool{}
+	for _, c := range as.core.Commands() {
+		if c.Name == "" || seen[c.Name] {
+			continue
+		}
+		seen[c.Name] = true
+		cmds = append(cmds, sdk.AvailableCommand{
+			Name:        c.Name,
+			Description: oneLine(c.Description, 200),
+			Input:       &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "arguments"}},
+		})
+	}
+	as.send(sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})
+}
+
+// outQueue runs queued functions in order on one goroutine.
+type outQueue struct {
+	mu      sync.Mutex
+	items   []func()
+	wake    chan struct{}
+	stopped chan struct{}
+	closed  bool
+}
+
+func newOutQueue() *outQueue {
+	return &outQueue{wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+}
+
+func (q *outQueue) push(f func()) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.items = append(q.items, f)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close runs what is queued, then stops the goroutine.
+func (q *outQueue) close() {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *outQueue) run() {
+	defer close(q.stopped)
+	for {
+		q.mu.Lock()
+		items := q.items
+		q.items = nil
+		closed := q.closed
+		q.mu.Unlock()
+		for _, f := range items {
+			f()
+		}
+		if len(items) > 0 {
+			continue
+		}
+		if closed {
+			return
+		}
+		<-q.wake
+	}
+}
+
+// rawJSON is args as a value for rawInput (nil when not an object).
+func rawJSON(args json.RawMessage) any {
+	if len(args) == 0 || args[0] != '{' {
+		return nil
+	}
+	return args
+}
