@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -32,6 +33,10 @@ type acpSession struct {
 	unsub func()
 	q     *outQueue
 
+	// promptMu orders the prompts handed to the core (and their
+	// resubmission, see settled).
+	promptMu sync.Mutex
+
 	mu        sync.Mutex
 	mode      string
 	always    map[string]bool // tool name → allowed (true) or refused (false) for the session
@@ -46,8 +51,11 @@ type acpSession struct {
 
 // waiter is one session/prompt waiting for its turn to end.
 type waiter struct {
-	done chan struct{}
-	stop sdk.StopReason
+	done   chan struct{}
+	stop   sdk.StopReason
+	text   string
+	images []ai.Content
+	queued bool // the core queued it as a follow-up (guarded by promptMu)
 }
 
 func newSession(s *Server, id string, live *sessions.Live) *acpSession {
@@ -126,15 +134,19 @@ func (as *acpSession) flush(ctx context.Context) error {
 // prompt runs one prompt (queued as a follow-up while the session works)
 // and returns how its turn ended.
 func (as *acpSession) prompt(text string, images []ai.Content) (sdk.StopReason, error) {
-	w := &waiter{done: make(chan struct{})}
+	w := &waiter{done: make(chan struct{}), text: text, images: images}
+	as.promptMu.Lock()
 	as.mu.Lock()
 	if as.detached {
 		as.mu.Unlock()
+		as.promptMu.Unlock()
 		return "", invalidParams("unknown sessionId %q", as.id)
 	}
 	as.pending = append(as.pending, w)
 	as.mu.Unlock()
 	disp, err := as.core.Prompt(text, images, core.BehaviorFollowUp)
+	w.queued = disp == core.DispositionQueued
+	as.promptMu.Unlock()
 	if err != nil || disp == core.DispositionHandled {
 		as.mu.Lock()
 		for i, p := range as.pending {
@@ -178,6 +190,20 @@ func (as *acpSession) cancel() {
 	go func() {
 		as.core.ClearQueue()
 		as.core.Abort()
+		// With no run left to settle (the prompts were only queued), the
+		// waiting prompts end here.
+		as.promptMu.Lock()
+		defer as.promptMu.Unlock()
+		if as.core.Busy() {
+			return
+		}
+		as.mu.Lock()
+		ws := as.takeWaitersLocked()
+		as.cancelled = false
+		as.mu.Unlock()
+		for _, w := range ws {
+			as.q.push(func() { w.finish(sdk.StopReasonCancelled) })
+		}
 	}()
 }
 
@@ -256,19 +282,71 @@ func (as *acpSession) userStarted() {
 	}
 }
 
-// settled ends the turns of every waiting prompt: the run is over.
+// settled ends the turn of the current prompt: the run is over. After a
+// cancel every waiting prompt ends too. A prompt the core queued just as
+// its run was ending is left in the queue with no run to take it: it is
+// handed to the core again (resubmit).
 func (as *acpSession) settled(aborted bool) {
 	as.mu.Lock()
 	stop := stopReason(as.lastStop)
-	if aborted || as.cancelled {
+	cancelled := aborted || as.cancelled
+	if cancelled {
 		stop = sdk.StopReasonCancelled
 	}
 	as.cancelled = false
-	ws := as.takeWaitersLocked()
+	var ws []*waiter
+	if cancelled {
+		ws = as.takeWaitersLocked()
+	} else if as.current != nil {
+		ws = []*waiter{as.current}
+		as.current = nil
+	}
+	left := len(as.pending) > 0
 	as.mu.Unlock()
 	as.sendUsage()
 	for _, w := range ws {
 		as.q.push(func() { w.finish(stop) })
+	}
+	if left {
+		go as.resubmit()
+	}
+}
+
+// resubmit hands the prompts stranded in the core's queue to the core
+// again, in order, unless a run is going on (it takes the queue itself).
+func (as *acpSession) resubmit() {
+	as.promptMu.Lock()
+	defer as.promptMu.Unlock()
+	if as.core.Busy() {
+		return
+	}
+	as.mu.Lock()
+	var stranded []*waiter
+	for _, w := range as.pending {
+		if w.queued {
+			stranded = append(stranded, w)
+		}
+	}
+	as.mu.Unlock()
+	if len(stranded) == 0 {
+		return
+	}
+	as.core.ClearQueue()
+	for _, w := range stranded {
+		disp, err := as.core.Prompt(w.text, w.images, core.BehaviorFollowUp)
+		w.queued = disp == core.DispositionQueued
+		if err != nil {
+			fmt.Fprintf(as.srv.log, "pisces: acp: a queued prompt could not start: %v\n", err)
+			as.mu.Lock()
+			for i, p := range as.pending {
+				if p == w {
+					as.pending = append(as.pending[:i], as.pending[i+1:]...)
+					break
+				}
+			}
+			as.mu.Unlock()
+			as.q.push(func() { w.finish(sdk.StopReasonEndTurn) })
+		}
 	}
 }
 

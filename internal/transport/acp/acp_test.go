@@ -1,0 +1,419 @@
+package acp_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// toolUpdates are the tool_call and tool_call_update updates of one call.
+func toolUpdates(ups []sdk.SessionNotification, id string) (start *sdk.SessionUpdateToolCall, updates []*sdk.SessionToolCallUpdate) {
+	for _, u := range ups {
+		if tc := u.Update.ToolCall; tc != nil && string(tc.ToolCallId) == id {
+			start = tc
+		}
+		if tu := u.Update.ToolCallUpdate; tu != nil && string(tu.ToolCallId) == id {
+			updates = append(updates, tu)
+		}
+	}
+	return start, updates
+}
+
+// checkStatuses checks that a call's statuses only move forward and end
+// as want.
+func checkStatuses(t *testing.T, start *sdk.SessionUpdateToolCall, updates []*sdk.SessionToolCallUpdate, want sdk.ToolCallStatus) {
+	t.Helper()
+	rank := map[sdk.ToolCallStatus]int{sdk.ToolCallStatusPending: 0, sdk.ToolCallStatusInProgress: 1, sdk.ToolCallStatusCompleted: 2, sdk.ToolCallStatusFailed: 2}
+	if start == nil {
+		t.Fatal("no tool_call announced the call")
+	}
+	last := start.Status
+	for _, u := range updates {
+		if u.Status == nil {
+			continue
+		}
+		if rank[*u.Status] < rank[last] {
+			t.Errorf("status went back from %s to %s", last, *u.Status)
+		}
+		last = *u.Status
+	}
+	if last != want {
+		t.Errorf("final status %s, want %s", last, want)
+	}
+}
+
+func contentText(cs []sdk.ToolCallContent) string {
+	var b strings.Builder
+	for _, c := range cs {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			b.WriteString(c.Content.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+const streamScript = `{"turns":[
+ {"content":[{"type":"thinking","thinking":"let me see"},{"type":"text","text":"running it"},{"type":"toolCall","id":"call_1","name":"bash","arguments":{"command":"echo hi"}}]},
+ {"content":[{"type":"text","text":"done it"}]}
+]}`
+
+func TestPromptStreamsUpdates(t *testing.T) {
+	r := startInProcess(t, "", streamScript)
+	resp, err := r.conn.Initialize(r.ctx(), sdk.InitializeRequest{ProtocolVersion: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProtocolVersion != 1 {
+		t.Errorf("protocolVersion %d, want 1", resp.ProtocolVersion)
+	}
+	caps := resp.AgentCapabilities
+	if !caps.LoadSession || !caps.PromptCapabilities.Image || !caps.PromptCapabilities.EmbeddedContext || caps.SessionCapabilities.List == nil {
+		t.Errorf("capabilities %+v", caps)
+	}
+	if resp.AgentInfo == nil || resp.AgentInfo.Name != "pisces" {
+		t.Errorf("agentInfo %+v", resp.AgentInfo)
+	}
+	if len(resp.AuthMethods) == 0 || resp.AuthMethods[0].Agent == nil || resp.AuthMethods[0].Agent.Id == "" {
+		t.Errorf("authMethods %+v", resp.AuthMethods)
+	}
+
+	nr, err := r.conn.NewSession(r.ctx(), sdk.NewSessionRequest{Cwd: r.proj, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nr.Modes == nil || nr.Modes.CurrentModeId != "ask" || len(nr.Modes.AvailableModes) != 2 {
+		t.Errorf("modes %+v", nr.Modes)
+	}
+	ids := map[string]string{}
+	for _, o := range nr.ConfigOptions {
+		if o.Select != nil {
+			ids[string(o.Select.Id)] = string(o.Select.CurrentValue)
+		}
+	}
+	if ids["model"] != "scripted/scripted" || ids["thought_level"] == "" {
+		t.Errorf("configOptions %v", ids)
+	}
+	r.ed.waitFor(t, "available_commands_update", func(ups []sdk.SessionNotification) bool {
+		for _, u := range ups {
+			if u.Update.AvailableCommandsUpdate != nil && u.SessionId == nr.SessionId {
+				for _, c := range u.Update.AvailableCommandsUpdate.AvailableCommands {
+					if strings.HasPrefix(c.Name, "/") {
+						t.Errorf("command name %q starts with /", c.Name)
+					}
+				}
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := r.conn.SetSessionMode(r.ctx(), sdk.SetSessionModeRequest{SessionId: nr.SessionId, ModeId: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	r.ed.reset()
+	if stop := r.prompt(nr.SessionId, "run echo hi"); stop != sdk.StopReasonEndTurn {
+		t.Errorf("stopReason %s, want end_turn", stop)
+	}
+	ups := r.ed.snapshot()
+	if got := text(ups, "agent_thought_chunk"); got != "let me see" {
+		t.Errorf("thought %q", got)
+	}
+	if got := text(ups, "agent_message_chunk"); got != "running itdone it" {
+		t.Errorf("message %q", got)
+	}
+	start, updates := toolUpdates(ups, "call_1")
+	checkStatuses(t, start, updates, sdk.ToolCallStatusCompleted)
+	if start != nil && (start.Kind != sdk.ToolKindExecute || start.Title != "echo hi") {
+		t.Errorf("tool_call kind %q title %q", start.Kind, start.Title)
+	}
+	if len(updates) == 0 || !strings.Contains(contentText(updates[len(updates)-1].Content), "hi") {
+		t.Errorf("the final update carries no output: %s", dump(ups))
+	}
+	k := kinds(ups)
+	if k[len(k)-1] != "usage_update" {
+		t.Errorf("updates end with %s, want usage_update: %v", k[len(k)-1], k)
+	}
+}
+
+const permissionScript = `{"turns":[
+ {"content":[{"type":"toolCall","id":"w1","name":"write","arguments":{"path":"a.txt","content":"one\n"}}]},
+ {"content":[{"type":"text","text":"refused"}]},
+ {"content":[{"type":"toolCall","id":"w2","name":"write","arguments":{"path":"b.txt","content":"two\n"}}]},
+ {"content":[{"type":"toolCall","id":"w3","name":"edit","arguments":{"path":"b.txt","edits":[{"oldText":"two","newText":"three"}]}}]},
+ {"content":[{"type":"text","text":"done"}]}
+]}`
+
+func TestPermissionAskMode(t *testing.T) {
+	r := startInProcess(t, "", permissionScript)
+	r.initialize()
+	id := r.newSession("")
+	answer := sdk.PermissionOptionId("reject-once")
+	var mu sync.Mutex
+	r.ed.mu.Lock()
+	r.ed.answer = func(p sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		mu.Lock()
+		defer mu.Unlock()
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(answer)}
+	}
+	r.ed.mu.Unlock()
+
+	if stop := r.prompt(id, "write a"); stop != sdk.StopReasonEndTurn {
+		t.Errorf("stopReason %s", stop)
+	}
+	if _, err := os.Stat(filepath.Join(r.proj, "a.txt")); !os.IsNotExist(err) {
+		t.Errorf("a rejected write touched the file system: %v", err)
+	}
+	ups := r.ed.snapshot()
+	start, updates := toolUpdates(ups, "w1")
+	checkStatuses(t, start, updates, sdk.ToolCallStatusFailed)
+	r.ed.mu.Lock()
+	asked := append([]sdk.RequestPermissionRequest(nil), r.ed.asked...)
+	r.ed.mu.Unlock()
+	if len(asked) != 1 || asked[0].ToolCall.ToolCallId != "w1" || asked[0].SessionId != id {
+		t.Fatalf("permission requests %+v", asked)
+	}
+	opts := map[sdk.PermissionOptionKind]bool{}
+	for _, o := range asked[0].Options {
+		opts[o.Kind] = true
+	}
+	if len(opts) != 4 {
+		t.Errorf("options %+v: want allow and reject, once and always", asked[0].Options)
+	}
+
+	mu.Lock()
+	answer = "allow-always"
+	mu.Unlock()
+	if stop := r.prompt(id, "write b, then edit it"); stop != sdk.StopReasonEndTurn {
+		t.Errorf("stopReason %s", stop)
+	}
+	b, err := os.ReadFile(filepath.Join(r.proj, "b.txt"))
+	if err != nil || string(b) != "three\n" {
+		t.Errorf("b.txt = %q, %v", b, err)
+	}
+	r.ed.mu.Lock()
+	asked = append([]sdk.RequestPermissionRequest(nil), r.ed.asked...)
+	r.ed.mu.Unlock()
+	if len(asked) != 3 {
+		t.Errorf("%d permission requests, want 3 (write once more, edit once; always holds per tool)", len(asked))
+	}
+	ups = r.ed.snapshot()
+	start, updates = toolUpdates(ups, "w3")
+	checkStatuses(t, start, updates, sdk.ToolCallStatusCompleted)
+	if start != nil && start.Kind != sdk.ToolKindEdit {
+		t.Errorf("edit kind %q", start.Kind)
+	}
+	var diff *sdk.ToolCallContentDiff
+	for _, u := range updates {
+		for _, c := range u.Content {
+			if c.Diff != nil {
+				diff = c.Diff
+			}
+		}
+	}
+	if diff == nil || diff.OldText == nil || *diff.OldText != "two\n" || diff.NewText != "three\n" || diff.Path != filepath.Join(r.proj, "b.txt") {
+		t.Errorf("edit diff %+v", diff)
+	}
+}
+
+const cancelScript = `{"turns":[
+ {"content":[{"type":"text","text":"thinking hard"}],"hang":true},
+ {"content":[{"type":"text","text":"after"}]}
+]}`
+
+func TestCancel(t *testing.T) {
+	r := startInProcess(t, "", cancelScript)
+	r.initialize()
+	id := r.newSession("auto")
+	// Cancelling an idle or unknown session is harmless.
+	if err := r.conn.Cancel(r.ctx(), sdk.CancelNotification{SessionId: "no-such-session"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.conn.Cancel(r.ctx(), sdk.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	r.ed.reset()
+	stopped := make(chan sdk.StopReason, 1)
+	go func() {
+		resp, err := r.conn.Prompt(r.ctx(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("think")}})
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		stopped <- resp.StopReason
+	}()
+	r.ed.waitFor(t, "the streamed text", func(ups []sdk.SessionNotification) bool {
+		return strings.Contains(text(ups, "agent_message_chunk"), "thinking hard")
+	})
+	sent := time.Now()
+	if err := r.conn.Cancel(r.ctx(), sdk.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case stop := <-stopped:
+		t.Logf("cancelled prompt answered after %v", time.Since(sent))
+		if stop != sdk.StopReasonCancelled {
+			t.Errorf("stopReason %s, want cancelled", stop)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the cancelled prompt did not answer")
+	}
+	n := len(r.ed.snapshot())
+	if stop := r.prompt(id, "again"); stop != sdk.StopReasonEndTurn {
+		t.Errorf("next prompt: stopReason %s", stop)
+	}
+	after := r.ed.snapshot()[n:]
+	if got := text(after, "agent_message_chunk"); got != "after" {
+		t.Errorf("after the cancel: message %q, want only the next turn's: %s", got, dump(after))
+	}
+}
+
+func TestQueuedPrompts(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go")
+	script := `{"turns":[
+ {"content":[{"type":"toolCall","id":"wait","name":"bash","arguments":{"command":"until [ -e ` + gate + ` ]; do sleep 0.01; done; echo ok"}}]},
+ {"content":[{"type":"text","text":"first done"}]},
+ {"content":[{"type":"text","text":"second done"}]}
+]}`
+	r := startInProcess(t, dir, script)
+	r.initialize()
+	id := r.newSession("auto")
+	r.ed.reset()
+	type result struct {
+		stop sdk.StopReason
+		msg  string
+	}
+	results := make(chan result, 2)
+	run := func(text string) {
+		resp, err := r.conn.Prompt(r.ctx(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		if err != nil {
+			t.Errorf("prompt %s: %v", text, err)
+		}
+		results <- result{resp.StopReason, text}
+	}
+	go run("first")
+	r.ed.waitFor(t, "the bash call in progress", func(ups []sdk.SessionNotification) bool {
+		_, updates := toolUpdates(ups, "wait")
+		return len(updates) > 0
+	})
+	second := make(chan struct{})
+	go func() { close(second); run("second") }()
+	<-second
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case res := <-results:
+			if res.stop != sdk.StopReasonEndTurn {
+				t.Errorf("prompt %s: stopReason %s", res.msg, res.stop)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("a prompt did not answer")
+		}
+	}
+	if got := text(r.ed.snapshot(), "agent_message_chunk"); got != "first donesecond done" {
+		t.Errorf("messages %q", got)
+	}
+}
+
+func TestConfigOptionsAndModes(t *testing.T) {
+	r := startInProcess(t, "", `{"turns":[]}`)
+	r.initialize()
+	id := r.newSession("")
+	set := func(config, value string) (sdk.SetSessionConfigOptionResponse, error) {
+		return r.conn.SetSessionConfigOption(r.ctx(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: id, ConfigId: sdk.SessionConfigId(config), Value: sdk.SessionConfigValueId(value)}})
+	}
+	current := func(resp sdk.SetSessionConfigOptionResponse, config string) string {
+		for _, o := range resp.ConfigOptions {
+			if o.Select != nil && string(o.Select.Id) == config {
+				return string(o.Select.CurrentValue)
+			}
+		}
+		return ""
+	}
+	resp, err := set("thought_level", "high")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := current(resp, "thought_level"); got != "high" {
+		t.Errorf("thought_level %q after setting high", got)
+	}
+	for _, bad := range [][2]string{{"thought_level", "enormous"}, {"model", "nobody/nothing"}, {"colour", "blue"}} {
+		_, err := set(bad[0], bad[1])
+		var re *sdk.RequestError
+		if err == nil || !asRequestError(err, &re) || re.Code != -32602 {
+			t.Errorf("set %s=%s: %v, want -32602", bad[0], bad[1], err)
+		}
+	}
+	resp, err = set("model", "scripted/scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := current(resp, "thought_level"); got != "high" {
+		t.Errorf("a refused change changed thought_level to %q", got)
+	}
+	if _, err := r.conn.SetSessionMode(r.ctx(), sdk.SetSessionModeRequest{SessionId: id, ModeId: "yolo"}); err == nil {
+		t.Error("an unknown mode was accepted")
+	}
+}
+
+func asRequestError(err error, re **sdk.RequestError) bool {
+	e, ok := err.(*sdk.RequestError)
+	if ok {
+		*re = e
+	}
+	return ok
+}
+
+// TestProtocolErrors sends lines that are not valid requests: each gets
+// the error JSON-RPC prescribes, notifications get nothing, and the
+// server keeps going.
+func TestProtocolErrors(t *testing.T) {
+	r, proj := startRaw(t, `{"turns":[]}`)
+	expectError := func(line string, id any, code float64) {
+		t.Helper()
+		r.send(line)
+		m := r.next()
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != code || m["id"] != id {
+			t.Errorf("%s\n -> %v, want error %v with id %v", line, m, code, id)
+		}
+	}
+	expectError(`not json`, nil, -32700)
+	expectError(`[1,2]`, nil, -32600)
+	expectError(`{"jsonrpc":"2.0","result":1}`, nil, -32600)
+	expectError(`{"jsonrpc":"2.0","id":1,"method":"no/such/method","params":{}}`, float64(1), -32601)
+	r.send(`{"jsonrpc":"2.0","method":"no/such/notification","params":{}}`)
+	r.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"nope"}}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}`)
+	m := r.next()
+	if m["id"] != float64(2) || m["result"] == nil {
+		t.Fatalf("initialize after the notifications: %v (a notification was answered?)", m)
+	}
+	expectError(`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}`, float64(3), -32602)
+	expectError(`{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":5,"mcpServers":[]}}`, float64(4), -32602)
+	expectError(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"x","prompt":"hi"}}`, float64(5), -32602)
+	expectError(`{"jsonrpc":"2.0","id":"six","method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}`, "six", -32602)
+	expectError(`{"jsonrpc":"2.0","id":7,"method":"session/load","params":{"sessionId":"nope","cwd":"`+proj+`","mcpServers":[]}}`, float64(7), -32602)
+	r.send(`{"jsonrpc":"2.0","id":8,"method":"session/new","params":{"cwd":"` + proj + `","mcpServers":[]}}`)
+	m = r.next()
+	res, _ := m["result"].(map[string]any)
+	if m["id"] != float64(8) || res == nil || res["sessionId"] == "" {
+		t.Fatalf("session/new after the errors: %v", m)
+	}
+	// The session's first update follows its response.
+	m = r.next()
+	if m["method"] != "session/update" {
+		t.Errorf("after session/new: %v", m)
+	}
+	raw, _ := json.Marshal(m)
+	if !strings.Contains(string(raw), "available_commands_update") {
+		t.Errorf("after session/new: %s", raw)
+	}
+}
