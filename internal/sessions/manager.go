@@ -1,5 +1,5 @@
 // Package sessions is the session manager of surfaces that hold several
-// sessions in one process (web mode, the terminal UI): it owns the map from
+// sessions in one process (web mode, the terminal UI, ACP mode): it owns the map from
 // session file to live core session. It opens a session once and hands the same live
 // session to every viewer, keeps a session loaded while someone watches it
 // or work is going on in it, unloads it a grace period after the last
