@@ -333,8 +333,14 @@ func setup(a *Args, stdio IO) (*environment, error) {
 // toolsWith builds the built-in tools for a directory with the shell
 // settings of st, recording bash spill files in spills.
 func (env *environment) toolsWith(st *settings.Settings, spills *tools.SpillFiles) func(dir string) []tools.Tool {
+	return env.toolsWithFiles(st, spills, nil)
+}
+
+// toolsWithFiles is toolsWith with the text files of read, edit and write
+// served by files (nil: the disk).
+func (env *environment) toolsWithFiles(st *settings.Settings, spills *tools.SpillFiles, files *tools.TextFiles) func(dir string) []tools.Tool {
 	return func(dir string) []tools.Tool {
-		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: spills})
+		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: spills, Files: files})
 	}
 }
 

@@ -417,3 +417,60 @@ func TestProtocolErrors(t *testing.T) {
 		t.Errorf("after session/new: %s", raw)
 	}
 }
+
+// TestEditorFiles: a client that advertises fs.readTextFile and
+// fs.writeTextFile holds the files: read sees its unsaved buffer, edit and
+// write land in it, the disk is left alone.
+func TestEditorFiles(t *testing.T) {
+	r := startInProcess(t, "", `{"turns":[
+ {"content":[{"type":"toolCall","id":"r1","name":"read","arguments":{"path":"a.txt"}}]},
+ {"content":[{"type":"toolCall","id":"e1","name":"edit","arguments":{"path":"a.txt","edits":[{"oldText":"unsaved","newText":"edited"}]}}]},
+ {"content":[{"type":"toolCall","id":"w1","name":"write","arguments":{"path":"b.txt","content":"new\n"}}]},
+ {"content":[{"type":"text","text":"done"}]}
+]}`)
+	a := filepath.Join(r.proj, "a.txt")
+	b := filepath.Join(r.proj, "b.txt")
+	if err := os.WriteFile(a, []byte("saved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.ed.mu.Lock()
+	r.ed.buffers = map[string]string{a: "unsaved\n"}
+	r.ed.mu.Unlock()
+	if _, err := r.conn.Initialize(r.ctx(), sdk.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: sdk.ClientCapabilities{
+		Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	id := r.newSession("auto")
+	if stop := r.prompt(id, "change a, write b"); stop != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason %s", stop)
+	}
+	ups := r.ed.snapshot()
+	_, updates := toolUpdates(ups, "r1")
+	if len(updates) == 0 || !strings.Contains(contentText(updates[len(updates)-1].Content), "unsaved") {
+		t.Errorf("read did not see the editor's buffer: %s", dump(ups))
+	}
+	r.ed.mu.Lock()
+	bufA, bufB := r.ed.buffers[a], r.ed.buffers[b]
+	r.ed.mu.Unlock()
+	if bufA != "edited\n" || bufB != "new\n" {
+		t.Errorf("buffers a=%q b=%q", bufA, bufB)
+	}
+	if d, _ := os.ReadFile(a); string(d) != "saved\n" {
+		t.Errorf("the disk's a.txt changed: %q", d)
+	}
+	if _, err := os.Stat(b); !os.IsNotExist(err) {
+		t.Errorf("write reached the disk: %v", err)
+	}
+	_, updates = toolUpdates(ups, "e1")
+	var diff *sdk.ToolCallContentDiff
+	for _, u := range updates {
+		for _, c := range u.Content {
+			if c.Diff != nil {
+				diff = c.Diff
+			}
+		}
+	}
+	if diff == nil || diff.OldText == nil || *diff.OldText != "unsaved\n" || diff.NewText != "edited\n" {
+		t.Errorf("edit diff %+v", diff)
+	}
+}

@@ -65,7 +65,7 @@ func (g gatedTool) Execute(ctx context.Context, call tools.Call) (tools.Result, 
 				path = filepath.Join(as.core.Cwd(), path)
 			}
 			path = filepath.Clean(path)
-			if b, ok := readSmall(path); ok {
+			if b, ok := as.readText(ctx, path); ok {
 				before = &b
 			}
 		}
@@ -73,7 +73,7 @@ func (g gatedTool) Execute(ctx context.Context, call tools.Call) (tools.Result, 
 	as.send(sdk.UpdateToolCall(sdk.ToolCallId(call.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 	res, err := g.Tool.Execute(ctx, call)
 	if err == nil && !res.IsError && path != "" {
-		if after, ok := readSmall(path); ok {
+		if after, ok := as.readText(ctx, path); ok {
 			var d sdk.ToolCallContent
 			if before != nil {
 				d = sdk.ToolDiffContent(path, after, *before)

@@ -37,6 +37,9 @@ type editor struct {
 	asked   []sdk.RequestPermissionRequest
 	changed chan struct{}
 	answer  func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	// buffers, when set, are the editor's files (fs/read_text_file and
+	// fs/write_text_file serve them; a file it lacks is read from disk).
+	buffers map[string]string
 }
 
 func newEditor() *editor { return &editor{changed: make(chan struct{})} }
@@ -66,12 +69,30 @@ func (e *editor) RequestPermission(_ context.Context, p sdk.RequestPermissionReq
 	return answer(p), nil
 }
 
-func (e *editor) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
+func (e *editor) ReadTextFile(_ context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buffers == nil {
+		return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
+	}
+	if s, ok := e.buffers[p.Path]; ok {
+		return sdk.ReadTextFileResponse{Content: s}, nil
+	}
+	b, err := os.ReadFile(p.Path)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return sdk.ReadTextFileResponse{Content: string(b)}, nil
 }
 
-func (e *editor) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
+func (e *editor) WriteTextFile(_ context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buffers == nil {
+		return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
+	}
+	e.buffers[p.Path] = p.Content
+	return sdk.WriteTextFileResponse{}, nil
 }
 
 func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
