@@ -54,6 +54,12 @@ func runACP(env *environment, stdio IO) int {
 		Models:  env.registry,
 		Ready:   env.modelReady,
 		KeyHelp: env.keyHelp(),
+		TrustNote: func(cwd string) string {
+			if _, known := env.trust.Known(cwd); known {
+				return ""
+			}
+			return fmt.Sprintf("%s has its own Pisces resources (.pisces/ and the like); they are not loaded because the project is not trusted. Start Pisces in it with --approve, or trust it from another mode, to load them.", cwd)
+		},
 		Version: Version,
 		Log:     stdio.Stderr,
 	})

@@ -55,6 +55,10 @@ type Options struct {
 	// KeyHelp names the variables and files that give a provider its key
 	// (the authentication method's description).
 	KeyHelp string
+	// TrustNote is the note shown when a session's project has resources
+	// that are not loaded because no trust decision was made for it (""
+	// when there is nothing to say); nil: none.
+	TrustNote func(cwd string) string
 	// Version is the agent's version in initialize.
 	Version string
 	// Log receives diagnostics (never stdout).
@@ -227,7 +231,7 @@ func (a agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSe
 	}
 	// The commands follow the response: before it the client does not
 	// know the session.
-	a.s.lw.afterResponse(as.id, as.announceCommands)
+	a.s.lw.afterResponse(as.id, as.announce)
 	return sdk.NewSessionResponse{
 		SessionId:     sdk.SessionId(as.id),
 		ConfigOptions: as.configOptions(),
@@ -266,7 +270,7 @@ func (a agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.L
 		return sdk.LoadSessionResponse{}, err
 	}
 	as.replay()
-	as.announceCommands()
+	as.announce()
 	if err := as.flush(ctx); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}

@@ -3,6 +3,7 @@ package acp_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -472,5 +473,72 @@ func TestEditorFiles(t *testing.T) {
 	}
 	if diff == nil || diff.OldText == nil || *diff.OldText != "unsaved\n" || diff.NewText != "edited\n" {
 		t.Errorf("edit diff %+v", diff)
+	}
+}
+
+// TestExtensionQuestionNote: an extension's question (the example
+// permission gate's confirm before rm -rf) cannot be answered in an
+// editor: it resolves as cancelled, the command is blocked, and the
+// conversation says so in a note.
+func TestExtensionQuestionNote(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "permission-gate")
+	build := exec.Command("go", "build", "-o", gate, "../../../examples/extensions/permission-gate")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the example extension: %v\n%s", err, out)
+	}
+	r := startInProcess(t, dir, `{"turns":[
+ {"content":[{"type":"toolCall","id":"b1","name":"bash","arguments":{"command":"rm -rf junk"}}]},
+ {"content":[{"type":"text","text":"ok"}]}
+]}`, "-e", gate)
+	junk := filepath.Join(r.proj, "junk")
+	if err := os.Mkdir(junk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.initialize()
+	id := r.newSession("auto")
+	r.ed.reset()
+	if stop := r.prompt(id, "clean up"); stop != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason %s", stop)
+	}
+	ups := r.ed.snapshot()
+	if msg := text(ups, "agent_message_chunk"); !strings.Contains(msg, "cannot answer extension questions") {
+		t.Errorf("no note about the extension's question: %q", msg)
+	}
+	start, updates := toolUpdates(ups, "b1")
+	checkStatuses(t, start, updates, sdk.ToolCallStatusFailed)
+	if _, err := os.Stat(junk); err != nil {
+		t.Errorf("the blocked command ran: %v", err)
+	}
+}
+
+// TestUntrustedProjectNote: a project with its own resources that nobody
+// decided to trust is not loaded, and the new session says so.
+func TestUntrustedProjectNote(t *testing.T) {
+	dir := t.TempDir()
+	r := startInProcess(t, dir, `{"turns":[]}`)
+	prompts := filepath.Join(r.proj, ".pisces", "prompts")
+	if err := os.MkdirAll(prompts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(prompts, "projectcmd.md"), []byte("Do the project thing"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.initialize()
+	id := r.newSession("")
+	ups := r.ed.waitFor(t, "the trust note", func(ups []sdk.SessionNotification) bool {
+		return strings.Contains(text(ups, "agent_message_chunk"), "not trusted")
+	})
+	for _, u := range ups {
+		if u.SessionId != id {
+			t.Errorf("update for session %s", u.SessionId)
+		}
+		if c := u.Update.AvailableCommandsUpdate; c != nil {
+			for _, cmd := range c.AvailableCommands {
+				if cmd.Name == "projectcmd" {
+					t.Error("the untrusted project's prompt template was loaded")
+				}
+			}
+		}
 	}
 }

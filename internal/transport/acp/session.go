@@ -69,6 +69,9 @@ func newSession(s *Server, id string, live *sessions.Live) *acpSession {
 	}
 	go as.q.run()
 	as.unsub = live.Core.Subscribe(as.onEvent)
+	if live.Extensions != nil {
+		live.Extensions.SetUI(extensionUI{as})
+	}
 	return as
 }
 
