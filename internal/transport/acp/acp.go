@@ -84,7 +84,7 @@ func New(out io.Writer, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = os.Stderr
 	}
-	s := &Server{opts: opts, lw: &lineWriter{w: out}, log: opts.Log, sessions: map[string]*acpSession{}}
+	s := &Server{opts: opts, lw: &lineWriter{w: out, stopped: make(chan struct{})}, log: opts.Log, sessions: map[string]*acpSession{}}
 	mo := opts.Sessions
 	mo.Log = opts.Log
 	s.mgr = sessions.New(mo)
@@ -106,6 +106,7 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) {
 	case <-stop:
 	}
 	pr.CloseWithError(errors.New("the server is stopping"))
+	close(s.lw.stopped)
 	s.shutdown()
 }
 

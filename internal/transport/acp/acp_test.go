@@ -542,3 +542,50 @@ func TestUntrustedProjectNote(t *testing.T) {
 		}
 	}
 }
+
+// TestExtensionQuestionElicited: with a client that advertises form
+// elicitation, the example permission gate's confirm becomes
+// elicitation/create, and the client's yes lets the command run.
+func TestExtensionQuestionElicited(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "permission-gate")
+	build := exec.Command("go", "build", "-o", gate, "../../../examples/extensions/permission-gate")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the example extension: %v\n%s", err, out)
+	}
+	r := startInProcess(t, dir, `{"turns":[
+ {"content":[{"type":"toolCall","id":"b1","name":"bash","arguments":{"command":"rm -rf junk"}}]},
+ {"content":[{"type":"text","text":"ok"}]}
+]}`, "-e", gate)
+	junk := filepath.Join(r.proj, "junk")
+	if err := os.Mkdir(junk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.ed.mu.Lock()
+	r.ed.elicit = func(p sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
+		return sdk.UnstableCreateElicitationResponse{Accept: &sdk.UnstableCreateElicitationAccept{Action: "accept", Content: map[string]any{"confirmed": true}}}
+	}
+	r.ed.mu.Unlock()
+	if _, err := r.conn.Initialize(r.ctx(), sdk.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: sdk.ClientCapabilities{
+		Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}}}); err != nil {
+		t.Fatal(err)
+	}
+	id := r.newSession("auto")
+	if stop := r.prompt(id, "clean up"); stop != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason %s", stop)
+	}
+	r.ed.mu.Lock()
+	asked := append([]sdk.UnstableCreateElicitationRequest(nil), r.ed.elicited...)
+	r.ed.mu.Unlock()
+	if len(asked) != 1 || asked[0].Form == nil || !strings.Contains(asked[0].Form.Message, "rm -rf junk") {
+		t.Fatalf("elicitations %+v", asked)
+	}
+	if _, ok := asked[0].Form.RequestedSchema.Properties["confirmed"]; !ok {
+		t.Errorf("schema %+v", asked[0].Form.RequestedSchema)
+	}
+	if _, err := os.Stat(junk); !os.IsNotExist(err) {
+		t.Errorf("the confirmed command did not run: %v", err)
+	}
+	start, updates := toolUpdates(r.ed.snapshot(), "b1")
+	checkStatuses(t, start, updates, sdk.ToolCallStatusCompleted)
+}

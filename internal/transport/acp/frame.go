@@ -3,9 +3,12 @@ package acp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -24,6 +27,67 @@ type lineWriter struct {
 
 	hookMu sync.Mutex
 	after  map[string]func()
+
+	// Requests Pisces sends itself, past the SDK (elicitation/create:
+	// the SDK's type lacks the sessionId the published schema requires).
+	// Their ids start with ownIDPrefix; the filter hands their responses
+	// here instead of to the SDK.
+	callMu  sync.Mutex
+	nextID  int
+	calls   map[string]chan json.RawMessage
+	stopped chan struct{} // closed when the connection ends
+}
+
+// ownIDPrefix starts the ids of the requests the lineWriter sends itself.
+const ownIDPrefix = "pisces-"
+
+// call sends a request and returns the raw response line (nil when ctx
+// ended or the connection closed first).
+func (lw *lineWriter) call(ctx context.Context, method string, params any) json.RawMessage {
+	lw.callMu.Lock()
+	lw.nextID++
+	id := ownIDPrefix + strconv.Itoa(lw.nextID)
+	if lw.calls == nil {
+		lw.calls = map[string]chan json.RawMessage{}
+	}
+	ch := make(chan json.RawMessage, 1)
+	lw.calls[id] = ch
+	lw.callMu.Unlock()
+	defer func() {
+		lw.callMu.Lock()
+		delete(lw.calls, id)
+		lw.callMu.Unlock()
+	}()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil
+	}
+	if _, err := lw.Write(append(b, '\n')); err != nil {
+		return nil
+	}
+	select {
+	case resp := <-ch:
+		return resp
+	case <-ctx.Done():
+	case <-lw.stopped:
+	}
+	return nil
+}
+
+// deliver hands a response to its own request; false when line is not
+// the response to one.
+func (lw *lineWriter) deliver(m map[string]json.RawMessage, line []byte) bool {
+	var id string
+	if json.Unmarshal(m["id"], &id) != nil || !strings.HasPrefix(id, ownIDPrefix) {
+		return false
+	}
+	lw.callMu.Lock()
+	ch := lw.calls[id]
+	lw.callMu.Unlock()
+	if ch != nil {
+		ch <- append(json.RawMessage(nil), line...)
+	}
+	return true
 }
 
 func (lw *lineWriter) Write(b []byte) (int, error) {
@@ -99,6 +163,8 @@ func filter(in io.Reader, out *io.PipeWriter, lw *lineWriter) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			if reply := check(line); reply != nil {
 				_, _ = lw.Write(reply)
+			} else if m := ownResponse(line); m != nil && lw.deliver(m, line) {
+				// the answer to a request Pisces sent itself
 			} else if _, werr := out.Write(append(line, '\n')); werr != nil {
 				return
 			}
@@ -128,6 +194,22 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		}
 		return bytes.TrimRight(line, "\r\n"), err
 	}
+}
+
+// ownResponse returns the members of a response whose id is a string
+// with ownIDPrefix (nil for anything else).
+func ownResponse(line []byte) map[string]json.RawMessage {
+	if !bytes.Contains(line, []byte(ownIDPrefix)) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return nil
+	}
+	if _, ok := m["method"]; ok {
+		return nil
+	}
+	return m
 }
 
 // check returns the error response for a line the SDK must not see, or

@@ -40,6 +40,20 @@ type editor struct {
 	// buffers, when set, are the editor's files (fs/read_text_file and
 	// fs/write_text_file serve them; a file it lacks is read from disk).
 	buffers map[string]string
+	// elicit answers elicitation/create (nil: the method is unknown).
+	elicit func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
+	elicited []sdk.UnstableCreateElicitationRequest
+}
+
+func (e *editor) UnstableCreateElicitation(_ context.Context, p sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error) {
+	e.mu.Lock()
+	e.elicited = append(e.elicited, p)
+	answer := e.elicit
+	e.mu.Unlock()
+	if answer == nil {
+		return sdk.UnstableCreateElicitationResponse{}, sdk.NewMethodNotFound("elicitation/create")
+	}
+	return answer(p), nil
 }
 
 func newEditor() *editor { return &editor{changed: make(chan struct{})} }
