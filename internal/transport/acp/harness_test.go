@@ -41,7 +41,7 @@ type editor struct {
 	// fs/write_text_file serve them; a file it lacks is read from disk).
 	buffers map[string]string
 	// elicit answers elicitation/create (nil: the method is unknown).
-	elicit func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
+	elicit   func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
 	elicited []sdk.UnstableCreateElicitationRequest
 }
 
