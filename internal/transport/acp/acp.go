@@ -96,11 +96,13 @@ func New(out io.Writer, opts Options) *Server {
 // returns: an editor that closed stdin is gone, its work is not finished.
 func (s *Server) Serve(in io.Reader, stop <-chan struct{}) {
 	pr, pw := io.Pipe()
-	go filter(in, pw, s.lw)
 	s.mu.Lock()
 	s.conn = sdk.NewAgentSideConnection(agent{s}, s.lw, pr)
 	s.mu.Unlock()
+	// The SDK's logger is a plain field its goroutines read: it is set
+	// before the first line reaches them (the filter starts after).
 	s.conn.SetLogger(slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	go filter(in, pw, s.lw)
 	select {
 	case <-s.conn.Done():
 	case <-stop:

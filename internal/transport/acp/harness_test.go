@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,9 @@ import (
 	"github.com/pisces-agent/pisces/internal/cli"
 	"github.com/pisces-agent/pisces/internal/testenv"
 )
+
+// quiet is the test clients' logger: their "connection closed" is noise.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // waitLimit bounds every wait: generous, so that a loaded two-core machine
 // running -race still passes.
@@ -285,6 +289,7 @@ func startInProcess(t *testing.T, dir, script string, extra ...string) *agentRun
 		r.done <- code
 	}()
 	r.conn = sdk.NewClientSideConnection(r.ed, inW, outR)
+	r.conn.SetLogger(quiet)
 	t.Cleanup(func() { r.stop() })
 	return r
 }

@@ -58,6 +58,7 @@ func startBinary(t *testing.T, dir, agentDir, proj string, args ...string) *agen
 		r.done <- cmd.ProcessState.ExitCode()
 	}()
 	r.conn = sdk.NewClientSideConnection(r.ed, stdin, stdout)
+	r.conn.SetLogger(quiet)
 	t.Cleanup(func() {
 		r.stdin.Close()
 		select {
