@@ -589,3 +589,87 @@ func TestExtensionQuestionElicited(t *testing.T) {
 	start, updates := toolUpdates(r.ed.snapshot(), "b1")
 	checkStatuses(t, start, updates, sdk.ToolCallStatusCompleted)
 }
+
+// TestPlanPromptContentAndClose: todo_write's plan becomes a plan update;
+// a prompt's resource link, embedded resource and image reach the model;
+// session/close lets the session go, and session/resume brings it back.
+func TestPlanPromptContentAndClose(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "requests.jsonl")
+	r := startInProcess(t, dir, `{"requestLog":`+jsonString(log)+`,"turns":[
+ {"content":[{"type":"toolCall","id":"t1","name":"todo_write","arguments":{"ops":[{"op":"replace","phases":[{"name":"Work","tasks":[{"content":"look","status":"completed"},{"content":"fix","status":"in_progress"},{"content":"skip","status":"abandoned"}]}]}]}}]},
+ {"content":[{"type":"toolCall","id":"t2","name":"todo_write","arguments":{"ops":[{"op":"update","id":"task-2","status":"completed"}]}}]},
+ {"content":[{"type":"text","text":"planned"}]},
+ {"content":[{"type":"text","text":"seen"}]},
+ {"content":[{"type":"text","text":"back"}]}
+]}`)
+	r.initialize()
+	id := r.newSession("auto")
+	if stop := r.prompt(id, "plan it"); stop != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason %s", stop)
+	}
+	var plans []*sdk.SessionUpdatePlan
+	for _, u := range r.ed.snapshot() {
+		if u.Update.Plan != nil {
+			plans = append(plans, u.Update.Plan)
+		}
+	}
+	if len(plans) != 2 {
+		t.Fatalf("%d plan updates, want 2", len(plans))
+	}
+	if p := plans[0]; len(p.Entries) != 2 || p.Entries[0].Content != "look" || p.Entries[0].Status != sdk.PlanEntryStatusCompleted ||
+		p.Entries[1].Content != "fix" || p.Entries[1].Status != sdk.PlanEntryStatusInProgress {
+		t.Errorf("first plan %+v (the abandoned task left out)", p)
+	}
+	if p := plans[1]; len(p.Entries) != 2 || p.Entries[1].Status != sdk.PlanEntryStatusCompleted {
+		t.Errorf("second plan %+v", p)
+	}
+
+	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+	resp, err := r.conn.Prompt(r.ctx(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
+		sdk.TextBlock("look at these"),
+		sdk.ResourceLinkBlock("main.go", "file:///src/main.go"),
+		sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{Uri: "file:///src/util.go", Text: "package util"}}),
+		sdk.ImageBlock(png, "image/png"),
+	}})
+	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt with resources: %v %v", resp, err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var last struct {
+		LastUser string            `json:"lastUser"`
+		Images   []json.RawMessage `json:"images"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"look at these", "@/src/main.go", "/src/util.go", "package util"} {
+		if !strings.Contains(last.LastUser, want) {
+			t.Errorf("the model's prompt %q lacks %q", last.LastUser, want)
+		}
+	}
+	if len(last.Images) != 1 {
+		t.Errorf("images %s", last.Images)
+	}
+
+	if _, err := r.conn.CloseSession(r.ctx(), sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.conn.Prompt(r.ctx(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("hello?")}}); err == nil {
+		t.Error("a closed session took a prompt")
+	}
+	if _, err := r.conn.ResumeSession(r.ctx(), sdk.ResumeSessionRequest{SessionId: id, Cwd: r.proj}); err != nil {
+		t.Fatalf("session/resume: %v", err)
+	}
+	n := len(r.ed.snapshot())
+	if stop := r.prompt(id, "back?"); stop != sdk.StopReasonEndTurn {
+		t.Errorf("prompt after resume: %s", stop)
+	}
+	if got := text(r.ed.snapshot()[n:], "user_message_chunk"); got != "" {
+		t.Errorf("resume replayed the history: %q", got)
+	}
+}
