@@ -122,9 +122,15 @@ func (s *Server) shutdown() {
 	}
 	s.sessions = map[string]*acpSession{}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, as := range all {
-		as.detach()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			as.detach()
+		}()
 	}
+	wg.Wait()
 	s.mgr.Close()
 }
 
