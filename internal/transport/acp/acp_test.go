@@ -673,3 +673,63 @@ func TestPlanPromptContentAndClose(t *testing.T) {
 		t.Errorf("resume replayed the history: %q", got)
 	}
 }
+
+// TestSessionsRunAtOnce: two sessions of one process: the second answers
+// while the first one's tool still runs.
+func TestSessionsRunAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go")
+	r := startInProcess(t, dir, `{"turns":[
+ {"match":"alpha","content":[{"type":"toolCall","id":"wait","name":"bash","arguments":{"command":"until [ -e `+gate+` ]; do sleep 0.01; done"}}]},
+ {"match":"alpha","content":[{"type":"text","text":"alpha done"}]},
+ {"match":"beta","content":[{"type":"text","text":"beta done"}]}
+]}`)
+	r.initialize()
+	a := r.newSession("auto")
+	b := r.newSession("auto")
+	if a == b {
+		t.Fatal("two session/new gave one session")
+	}
+	first := make(chan sdk.StopReason, 1)
+	go func() {
+		resp, err := r.conn.Prompt(r.ctx(), sdk.PromptRequest{SessionId: a, Prompt: []sdk.ContentBlock{sdk.TextBlock("alpha")}})
+		if err != nil {
+			t.Errorf("prompt alpha: %v", err)
+		}
+		first <- resp.StopReason
+	}()
+	r.ed.waitFor(t, "alpha's tool running", func(ups []sdk.SessionNotification) bool {
+		for _, u := range ups {
+			if u.SessionId == a && u.Update.ToolCallUpdate != nil && u.Update.ToolCallUpdate.Status != nil && *u.Update.ToolCallUpdate.Status == sdk.ToolCallStatusInProgress {
+				return true
+			}
+		}
+		return false
+	})
+	if stop := r.prompt(b, "beta"); stop != sdk.StopReasonEndTurn {
+		t.Errorf("beta: %s", stop)
+	}
+	select {
+	case <-first:
+		t.Fatal("alpha ended before its tool was let go")
+	default:
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case stop := <-first:
+		if stop != sdk.StopReasonEndTurn {
+			t.Errorf("alpha: %s", stop)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("alpha did not end")
+	}
+	for _, u := range r.ed.snapshot() {
+		if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			if want := map[string]sdk.SessionId{"alpha done": a, "beta done": b}[c.Content.Text.Text]; want != "" && want != u.SessionId {
+				t.Errorf("%q went to session %s", c.Content.Text.Text, u.SessionId)
+			}
+		}
+	}
+}
