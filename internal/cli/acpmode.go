@@ -20,6 +20,10 @@ func runACP(env *environment, stdio IO) int {
 		fmt.Fprintln(stdio.Stderr, "pisces: messages and @file arguments are not accepted in acp mode; the editor sends the prompts")
 		return 2
 	}
+	if a.Session != "" || a.Continue || a.Fork != "" || a.SessionID != "" || a.Name != "" {
+		fmt.Fprintln(stdio.Stderr, "pisces: --session, --continue, --fork, --session-id and --name are not used in acp mode; the editor creates and opens sessions (session/new, session/load)")
+		return 2
+	}
 	skills, err := env.absPaths(a.Skills)
 	if err == nil {
 		var prompts []string
