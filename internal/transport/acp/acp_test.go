@@ -733,3 +733,14 @@ func TestSessionsRunAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxTokens: a reply cut at the model's output limit ends the prompt
+// with max_tokens.
+func TestMaxTokens(t *testing.T) {
+	r := startInProcess(t, "", `{"turns":[{"content":[{"type":"text","text":"and then the"}],"stopReason":"length"}]}`)
+	r.initialize()
+	id := r.newSession("")
+	if stop := r.prompt(id, "tell me everything"); stop != sdk.StopReasonMaxTokens {
+		t.Errorf("stopReason %s, want max_tokens", stop)
+	}
+}

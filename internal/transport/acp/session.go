@@ -43,6 +43,7 @@ type acpSession struct {
 	pending   []*waiter       // prompts whose user message has not started yet
 	current   *waiter         // the prompt whose turn runs
 	lastStop  string          // stop reason of the latest assistant message
+	lastRaw   string          // its provider's own stop reason
 	cancelled bool            // session/cancel during the current work
 	toolInfo  map[string]toolDesc
 	results   map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
@@ -232,7 +233,7 @@ func (as *acpSession) onEvent(ev rpc.Event) {
 	case *rpc.MessageEndEvent:
 		if m, ok := e.Message.(*ai.AssistantMessage); ok {
 			as.mu.Lock()
-			as.lastStop = m.StopReason
+			as.lastStop, as.lastRaw = m.StopReason, m.RawStopReason
 			as.mu.Unlock()
 			if m.StopReason == ai.StopError && m.ErrorMessage != "" {
 				as.send(sdk.UpdateAgentMessageText("\n\nError: " + m.ErrorMessage))
@@ -278,7 +279,7 @@ func (as *acpSession) userStarted() {
 	prev := as.current
 	as.current = as.pending[0]
 	as.pending = as.pending[1:]
-	stop := stopReason(as.lastStop)
+	stop := stopReason(as.lastStop, as.lastRaw)
 	as.mu.Unlock()
 	if prev != nil {
 		as.q.push(func() { prev.finish(stop) })
@@ -291,7 +292,7 @@ func (as *acpSession) userStarted() {
 // handed to the core again (resubmit).
 func (as *acpSession) settled(aborted bool) {
 	as.mu.Lock()
-	stop := stopReason(as.lastStop)
+	stop := stopReason(as.lastStop, as.lastRaw)
 	cancelled := aborted || as.cancelled
 	if cancelled {
 		stop = sdk.StopReasonCancelled
@@ -371,13 +372,19 @@ func (as *acpSession) sendUsage() {
 	as.send(sdk.SessionUpdate{UsageUpdate: upd})
 }
 
-func stopReason(s string) sdk.StopReason {
-	switch s {
+// stopReason is how a turn ended for ACP, from the last assistant
+// message's stop reason and its provider's own (raw) one: a model that
+// refused to answer (Anthropic's refusal, OpenAI's content_filter,
+// Gemini's safety stops) ended in an error whose raw reason says so.
+func stopReason(stop, raw string) sdk.StopReason {
+	switch stop {
 	case ai.StopLength:
 		return sdk.StopReasonMaxTokens
 	case ai.StopAborted:
 		return sdk.StopReasonCancelled
-	case "refusal", "sensitive", "content_filter":
+	}
+	switch raw {
+	case "refusal", "content_filter", "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY":
 		return sdk.StopReasonRefusal
 	}
 	return sdk.StopReasonEndTurn
