@@ -203,16 +203,30 @@ func TestStdoutOnlyJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
 	next := func() map[string]any {
 		t.Helper()
-		if !sc.Scan() {
-			t.Fatalf("stdout ended: %v", sc.Err())
+		var l string
+		var ok bool
+		select {
+		case l, ok = <-lines:
+			if !ok {
+				t.Fatal("stdout ended")
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("timed out waiting for a line on stdout")
 		}
 		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
-			t.Fatalf("not a JSON-RPC message on stdout: %q", sc.Text())
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
+			t.Fatalf("not a JSON-RPC message on stdout: %q", l)
 		}
 		return m
 	}
@@ -227,6 +241,9 @@ func TestStdoutOnlyJSON(t *testing.T) {
 	m := next()
 	id := m["result"].(map[string]any)["sessionId"].(string)
 	send(`{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":"` + id + `","modeId":"auto"}}`)
+	// Requests are handled concurrently: the prompt waits for the mode.
+	for m := next(); m["id"] != float64(3); m = next() {
+	}
 	send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"go"}]}}`)
 	for {
 		m := next()
@@ -238,8 +255,13 @@ func TestStdoutOnlyJSON(t *testing.T) {
 		}
 	}
 	stdin.Close()
-	if sc.Scan() {
-		t.Errorf("output after the last answer: %q", sc.Text())
+	select {
+	case l, ok := <-lines:
+		if ok {
+			t.Errorf("output after the last answer: %q", l)
+		}
+	case <-time.After(waitLimit):
+		t.Error("stdout did not end after stdin closed")
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit: %v", err)

@@ -93,15 +93,26 @@ async function waitFor(p, what, cond) {
 }
 
 const report = {};
+// A step that never ends fails the run with its name, well before the Go
+// test's own deadline.
+let step = "start";
+const watchdog = setTimeout(() => {
+  fail(`timed out in step: ${step}`);
+  report.failures = failures;
+  console.log(JSON.stringify(report));
+  process.exit(1);
+}, 150000);
 try {
   // First process: initialize, new, a prompt with a tool call that asks
   // permission, a model change, a cancelled prompt, the next prompt.
+  step = "first process: initialize, session/new";
   const p1 = start(script1, "allow-once");
   const init = await p1.cx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
   if (init.protocolVersion !== 1 || !init.agentCapabilities?.loadSession) fail(`initialize: ${JSON.stringify(init)}`);
   const created = await p1.cx.request("session/new", { cwd: project, mcpServers: [] });
   const sessionId = created.sessionId;
   report.sessionId = sessionId;
+  step = "first prompt (write, permission)";
   const first = await p1.cx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "write the file" }] });
   if (first.stopReason !== "end_turn") fail(`first prompt: ${JSON.stringify(first)}`);
   if (p1.asked.length !== 1 || p1.asked[0].toolCall.toolCallId !== "w1") fail(`permission requests: ${JSON.stringify(p1.asked)}`);
@@ -111,11 +122,13 @@ try {
     .map((u) => u.update.status);
   if (statuses[statuses.length - 1] !== "completed") fail(`w1 statuses ${statuses}`);
 
+  step = "set_config_option";
   const changed = await p1.cx.request("session/set_config_option", { sessionId, configId: "thought_level", value: "low" });
   const level = changed.configOptions.find((o) => o.id === "thought_level");
   if (level?.currentValue !== "low") fail(`set_config_option: ${JSON.stringify(changed)}`);
   await p1.cx.request("session/set_config_option", { sessionId, configId: "model", value: "scripted/scripted" });
 
+  step = "the prompt to cancel";
   const before = p1.delivered.length;
   const hanging = p1.cx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "think long" }] });
   await waitFor(p1, "the streamed text", () =>
@@ -123,29 +136,35 @@ try {
   await p1.cx.notify("session/cancel", { sessionId });
   const cancelled = await Promise.race([hanging, deadline(60000, "the cancelled prompt")]);
   if (cancelled.stopReason !== "cancelled") fail(`cancelled prompt: ${JSON.stringify(cancelled)}`);
+  step = "the prompt after the cancel";
   const next = await p1.cx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "and then?" }] });
   if (next.stopReason !== "end_turn") fail(`prompt after the cancel: ${JSON.stringify(next)}`);
   compare(p1, "first process");
   report.firstUpdates = p1.wire.length;
+  step = "the first process exiting";
   p1.child.stdin.end();
   const code1 = await Promise.race([p1.exited, deadline(60000, "the first process to exit")]);
   if (code1 !== 0) fail(`first process exit code ${code1}`);
 
   // Second process: load the session (its replay), then a prompt.
+  step = "second process: initialize, session/load";
   const p2 = start(script2, "allow-once");
   await p2.cx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
   await p2.cx.request("session/load", { sessionId, cwd: project, mcpServers: [] });
   const replayed = p2.delivered.map((u) => u.update.sessionUpdate);
   if (!replayed.includes("user_message_chunk") || !replayed.includes("tool_call")) fail(`replay: ${replayed}`);
+  step = "the prompt after load";
   const last = await p2.cx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "still there?" }] });
   if (last.stopReason !== "end_turn") fail(`prompt after load: ${JSON.stringify(last)}`);
   compare(p2, "second process");
   report.secondUpdates = p2.wire.length;
+  step = "the second process exiting";
   p2.child.stdin.end();
   await Promise.race([p2.exited, deadline(60000, "the second process to exit")]);
 } catch (e) {
   fail(String(e?.stack ?? e));
 }
+clearTimeout(watchdog);
 report.failures = failures;
 console.log(JSON.stringify(report));
 process.exit(failures.length ? 1 : 0);
