@@ -10,6 +10,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,7 @@ type Server struct {
 	sessions map[string]*acpSession
 	caps     sdk.ClientCapabilities
 	closed   bool
+	arrived  map[string]int // session/prompt requests read, by session
 }
 
 // New makes a server writing to out. Call Serve to read.
@@ -84,7 +86,7 @@ func New(out io.Writer, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = os.Stderr
 	}
-	s := &Server{opts: opts, lw: &lineWriter{w: out, stopped: make(chan struct{})}, log: opts.Log, sessions: map[string]*acpSession{}}
+	s := &Server{opts: opts, lw: &lineWriter{w: out, stopped: make(chan struct{})}, log: opts.Log, sessions: map[string]*acpSession{}, arrived: map[string]int{}}
 	mo := opts.Sessions
 	mo.Log = opts.Log
 	s.mgr = sessions.New(mo)
@@ -102,7 +104,7 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) {
 	// The SDK's logger is a plain field its goroutines read: it is set
 	// before the first line reaches them (the filter starts after).
 	s.conn.SetLogger(slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	go filter(in, pw, s.lw)
+	go filter(in, pw, s.lw, s.inOrder)
 	select {
 	case <-s.conn.Done():
 	case <-stop:
@@ -110,6 +112,50 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) {
 	pr.CloseWithError(errors.New("the server is stopping"))
 	close(s.lw.stopped)
 	s.shutdown()
+}
+
+// inOrder sees every message in the order it was read, before the SDK
+// (which runs requests at once and notifications in a queue of their
+// own, so a cancel could pass the prompt it follows, or the reverse). It
+// counts the prompts of each session and handles session/cancel itself:
+// a cancel applies to every prompt read before it, registered yet or not.
+func (s *Server) inOrder(line []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	switch m.Method {
+	case sdk.AgentMethodSessionPrompt:
+		var p sdk.PromptRequest
+		if m.ID == nil || json.Unmarshal(m.Params, &p) != nil || p.Validate() != nil {
+			return false // the SDK answers it with an error
+		}
+		s.mu.Lock()
+		if s.sessions[string(p.SessionId)] != nil {
+			s.arrived[string(p.SessionId)]++
+		}
+		s.mu.Unlock()
+	case sdk.AgentMethodSessionCancel:
+		if m.ID != nil {
+			return false
+		}
+		var p sdk.CancelNotification
+		if json.Unmarshal(m.Params, &p) != nil || p.Validate() != nil {
+			return true // a notification gets no answer
+		}
+		s.mu.Lock()
+		as, n := s.sessions[string(p.SessionId)], s.arrived[string(p.SessionId)]
+		s.mu.Unlock()
+		if as != nil {
+			as.cancel(n)
+		}
+		return true
+	}
+	return false
 }
 
 // shutdown aborts the runs and closes every session.
@@ -302,6 +348,7 @@ func (a agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.C
 	a.s.mu.Lock()
 	as := a.s.sessions[string(p.SessionId)]
 	delete(a.s.sessions, string(p.SessionId))
+	delete(a.s.arrived, string(p.SessionId))
 	a.s.mu.Unlock()
 	if as == nil {
 		return sdk.CloseSessionResponse{}, invalidParams("unknown sessionId %q", p.SessionId)
@@ -388,6 +435,10 @@ func (a agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if as == nil {
 		return sdk.PromptResponse{}, invalidParams("unknown sessionId %q", p.SessionId)
 	}
+	ordinal, cancelled := as.register()
+	if cancelled {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
 	if err := a.authRequired(); err != nil {
 		return sdk.PromptResponse{}, err
 	}
@@ -395,19 +446,16 @@ func (a agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	stop, err := as.prompt(text, images)
+	stop, err := as.prompt(ordinal, text, images)
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
 	return sdk.PromptResponse{StopReason: stop}, nil
 }
 
-func (a agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
-	if as := a.s.session(string(p.SessionId)); as != nil {
-		as.cancel()
-	}
-	return nil
-}
+// Cancel is never reached: session/cancel is handled as it is read
+// (Server.inOrder).
+func (a agent) Cancel(context.Context, sdk.CancelNotification) error { return nil }
 
 // findSession is the file of the session whose id is exactly id.
 func (s *Server) findSession(id string) (string, error) {
@@ -445,6 +493,7 @@ func (s *Server) attach(live *sessions.Live) (*acpSession, error) {
 	}
 	as := newSession(s, id, live)
 	s.sessions[id] = as
+	s.arrived[id] = 0 // counted per attachment, as the session counts them
 	s.mu.Unlock()
 	return as, nil
 }

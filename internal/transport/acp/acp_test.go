@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strconv"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -742,5 +743,42 @@ func TestMaxTokens(t *testing.T) {
 	id := r.newSession("")
 	if stop := r.prompt(id, "tell me everything"); stop != sdk.StopReasonMaxTokens {
 		t.Errorf("stopReason %s, want max_tokens", stop)
+	}
+}
+
+// TestCancelOrder: session/cancel applies to the prompts read before it,
+// and only to those, however the handlers of the two happen to be
+// scheduled: a prompt and a cancel in one write end cancelled; a cancel
+// and then a prompt in one write leave the prompt alone.
+func TestCancelOrder(t *testing.T) {
+	r, proj := startRaw(t, `{"turns":[
+ {"match":"zulu-one","content":[{"type":"text","text":"thinking hard"}],"hang":true},
+ {"match":"zulu-two","content":[{"type":"text","text":"after"}]}
+]}`)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.next()
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + jsonString(proj) + `,"mcpServers":[]}}`)
+	m := r.next()
+	id := m["result"].(map[string]any)["sessionId"].(string)
+	answer := func(want float64) map[string]any {
+		t.Helper()
+		for {
+			m := r.next()
+			if m["id"] == want {
+				return m
+			}
+		}
+	}
+	prompt := func(n int, text string) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(n) + `,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"` + text + `"}]}}`
+	}
+	cancel := `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + id + `"}}`
+	r.send(prompt(3, "zulu-one") + "\n" + cancel)
+	if res, _ := answer(3)["result"].(map[string]any); res == nil || res["stopReason"] != "cancelled" {
+		t.Errorf("prompt then cancel: %v", res)
+	}
+	r.send(cancel + "\n" + prompt(4, "zulu-two"))
+	if res, _ := answer(4)["result"].(map[string]any); res == nil || res["stopReason"] != "end_turn" {
+		t.Errorf("cancel then prompt: %v", res)
 	}
 }

@@ -156,7 +156,10 @@ func errorLine(code int, message, detail string) []byte {
 // and answers nothing): a line that is not JSON gets -32700, a JSON value
 // that is not a request, notification or response gets -32600, both with
 // a null id. out is closed when in ends (or fails).
-func filter(in io.Reader, out *io.PipeWriter, lw *lineWriter) {
+//
+// seen, when set, looks at every valid message in the order of the input
+// and returns true for one it handled itself (not passed on).
+func filter(in io.Reader, out *io.PipeWriter, lw *lineWriter, seen func(line []byte) bool) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, err := readLine(r)
@@ -165,6 +168,8 @@ func filter(in io.Reader, out *io.PipeWriter, lw *lineWriter) {
 				_, _ = lw.Write(reply)
 			} else if m := ownResponse(line); m != nil && lw.deliver(m, line) {
 				// the answer to a request Pisces sent itself
+			} else if seen != nil && seen(line) {
+				// handled in order (session/cancel)
 			} else if _, werr := out.Write(append(line, '\n')); werr != nil {
 				return
 			}

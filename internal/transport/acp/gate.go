@@ -125,6 +125,22 @@ func (as *acpSession) permit(ctx context.Context, name string, call tools.Call) 
 	if !ok {
 		d = describeTool(name, call.Args, as.core.Cwd())
 	}
+	var content []sdk.ToolCallContent
+	if name == "write" {
+		// The file as it would be, shown with the question.
+		var a struct {
+			Path    string `json:"path"`
+			Content string `json:"content"`
+		}
+		if json.Unmarshal(call.Args, &a) == nil && a.Path != "" && len(d.locations) == 1 {
+			path := d.locations[0].Path
+			if before, ok := as.readText(ctx, path); ok {
+				content = []sdk.ToolCallContent{sdk.ToolDiffContent(path, a.Content, before)}
+			} else {
+				content = []sdk.ToolCallContent{sdk.ToolDiffContent(path, a.Content)}
+			}
+		}
+	}
 	req := sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(as.id),
 		ToolCall: sdk.ToolCallUpdate{
@@ -134,6 +150,7 @@ func (as *acpSession) permit(ctx context.Context, name string, call tools.Call) 
 			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
 			Locations:  d.locations,
 			RawInput:   rawJSON(call.Args),
+			Content:    content,
 		},
 		Options: []sdk.PermissionOption{
 			{OptionId: optAllowOnce, Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},

@@ -44,7 +44,9 @@ type acpSession struct {
 	current   *waiter         // the prompt whose turn runs
 	lastStop  string          // stop reason of the latest assistant message
 	lastRaw   string          // its provider's own stop reason
-	cancelled bool            // session/cancel during the current work
+	// registered counts the prompts handled; those up to cancelUpTo
+	// (the prompts read before a session/cancel) end cancelled.
+	registered, cancelUpTo int
 	toolInfo  map[string]toolDesc
 	results   map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
 	detached  bool
@@ -56,7 +58,11 @@ type waiter struct {
 	stop   sdk.StopReason
 	text   string
 	images []ai.Content
-	queued bool // the core queued it as a follow-up (guarded by promptMu)
+	queued  bool // the core queued it as a follow-up (guarded by promptMu)
+	started bool // it started a run (guarded by promptMu)
+	// ordinal is the prompt's place among the session's prompts: a
+	// session/cancel cancels those up to acpSession.cancelUpTo.
+	ordinal int
 }
 
 func newSession(s *Server, id string, live *sessions.Live) *acpSession {
@@ -136,9 +142,10 @@ func (as *acpSession) flush(ctx context.Context) error {
 }
 
 // prompt runs one prompt (queued as a follow-up while the session works)
-// and returns how its turn ended.
-func (as *acpSession) prompt(text string, images []ai.Content) (sdk.StopReason, error) {
-	w := &waiter{done: make(chan struct{}), text: text, images: images}
+// and returns how its turn ended. ordinal is its place among the
+// session's prompts (register).
+func (as *acpSession) prompt(ordinal int, text string, images []ai.Content) (sdk.StopReason, error) {
+	w := &waiter{done: make(chan struct{}), text: text, images: images, ordinal: ordinal}
 	as.promptMu.Lock()
 	as.mu.Lock()
 	if as.detached {
@@ -146,10 +153,16 @@ func (as *acpSession) prompt(text string, images []ai.Content) (sdk.StopReason, 
 		as.promptMu.Unlock()
 		return "", invalidParams("unknown sessionId %q", as.id)
 	}
+	if ordinal <= as.cancelUpTo {
+		// A cancel read after this prompt came while it was being set up.
+		as.mu.Unlock()
+		as.promptMu.Unlock()
+		return sdk.StopReasonCancelled, nil
+	}
 	as.pending = append(as.pending, w)
 	as.mu.Unlock()
 	disp, err := as.core.Prompt(text, images, core.BehaviorFollowUp)
-	w.queued = disp == core.DispositionQueued
+	w.queued, w.started = disp == core.DispositionQueued, disp == core.DispositionStarted
 	as.promptMu.Unlock()
 	if err != nil || disp == core.DispositionHandled {
 		as.mu.Lock()
@@ -180,35 +193,77 @@ func (as *acpSession) prompt(text string, images []ai.Content) (sdk.StopReason, 
 	}
 }
 
-// cancel is session/cancel: the queued prompts are dropped, the run is
-// aborted, and every waiting prompt answers cancelled once the run has
-// settled and its updates are written.
-func (as *acpSession) cancel() {
+// register counts a prompt in; true when a session/cancel read after it
+// already cancelled it.
+func (as *acpSession) register() (ordinal int, cancelled bool) {
 	as.mu.Lock()
-	if as.current == nil && len(as.pending) == 0 {
-		as.mu.Unlock()
+	defer as.mu.Unlock()
+	as.registered++
+	return as.registered, as.registered <= as.cancelUpTo
+}
+
+// cancel is session/cancel, read after the session's first arrived
+// prompts: those answer cancelled (one not handled yet when it is), the
+// run of one is aborted, and the queued ones are taken out of the core's
+// queue; a prompt read after the cancel goes on. It never blocks (the
+// reading side calls it): the work is done on another goroutine.
+func (as *acpSession) cancel(arrived int) {
+	as.mu.Lock()
+	as.cancelUpTo = max(as.cancelUpTo, arrived)
+	_, some := as.cancellableLocked()
+	as.mu.Unlock()
+	if some {
+		go as.cancelWork()
+	}
+}
+
+// cancellableLocked says whether the current prompt is cancelled and
+// whether any waiting prompt is.
+func (as *acpSession) cancellableLocked() (current, some bool) {
+	current = as.current != nil && as.current.ordinal <= as.cancelUpTo
+	some = current
+	for _, w := range as.pending {
+		some = some || w.ordinal <= as.cancelUpTo
+	}
+	return current, some
+}
+
+// cancelWork aborts the run of a cancelled prompt and ends the cancelled
+// prompts no run ends; the prompts after them go back to the core.
+// promptMu is held throughout: no prompt is handed to the core between
+// the look at the state and the abort.
+func (as *acpSession) cancelWork() {
+	as.promptMu.Lock()
+	defer as.promptMu.Unlock()
+	as.mu.Lock()
+	abort, some := as.cancellableLocked()
+	for _, w := range as.pending {
+		// A cancelled prompt whose run started before its message did.
+		abort = abort || (w.started && w.ordinal <= as.cancelUpTo)
+	}
+	as.mu.Unlock()
+	if !some {
 		return
 	}
-	as.cancelled = true
+	as.core.ClearQueue() // the prompts after the cancelled ones are handed back below
+	if abort {
+		as.core.Abort() // settled ends the run's prompts
+	}
+	as.mu.Lock()
+	var ws, keep []*waiter
+	for _, w := range as.pending {
+		if w.ordinal <= as.cancelUpTo {
+			ws = append(ws, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	as.pending = keep
 	as.mu.Unlock()
-	go func() {
-		as.core.ClearQueue()
-		as.core.Abort()
-		// With no run left to settle (the prompts were only queued), the
-		// waiting prompts end here.
-		as.promptMu.Lock()
-		defer as.promptMu.Unlock()
-		if as.core.Busy() {
-			return
-		}
-		as.mu.Lock()
-		ws := as.takeWaitersLocked()
-		as.cancelled = false
-		as.mu.Unlock()
-		for _, w := range ws {
-			as.q.push(func() { w.finish(sdk.StopReasonCancelled) })
-		}
-	}()
+	for _, w := range ws {
+		as.q.push(func() { w.finish(sdk.StopReasonCancelled) })
+	}
+	as.resubmitLocked()
 }
 
 // onEvent translates one core event; it runs in the core's event order
@@ -286,24 +341,31 @@ func (as *acpSession) userStarted() {
 	}
 }
 
-// settled ends the turn of the current prompt: the run is over. After a
-// cancel every waiting prompt ends too. A prompt the core queued just as
-// its run was ending is left in the queue with no run to take it: it is
-// handed to the core again (resubmit).
+// settled ends the turn of the current prompt: the run is over (an
+// aborted run ends it cancelled, and the cancelled prompts queued behind
+// it too). A prompt the core queued just as its run was ending is left in
+// the queue with no run to take it: it is handed to the core again.
 func (as *acpSession) settled(aborted bool) {
 	as.mu.Lock()
 	stop := stopReason(as.lastStop, as.lastRaw)
-	cancelled := aborted || as.cancelled
-	if cancelled {
+	if aborted {
 		stop = sdk.StopReasonCancelled
 	}
-	as.cancelled = false
 	var ws []*waiter
-	if cancelled {
-		ws = as.takeWaitersLocked()
-	} else if as.current != nil {
-		ws = []*waiter{as.current}
+	if as.current != nil {
+		ws = append(ws, as.current)
 		as.current = nil
+	}
+	if aborted {
+		var keep []*waiter
+		for _, w := range as.pending {
+			if w.ordinal <= as.cancelUpTo {
+				ws = append(ws, w)
+			} else {
+				keep = append(keep, w)
+			}
+		}
+		as.pending = keep
 	}
 	left := len(as.pending) > 0
 	as.mu.Unlock()
@@ -321,6 +383,11 @@ func (as *acpSession) settled(aborted bool) {
 func (as *acpSession) resubmit() {
 	as.promptMu.Lock()
 	defer as.promptMu.Unlock()
+	as.resubmitLocked()
+}
+
+// resubmitLocked is resubmit with promptMu held.
+func (as *acpSession) resubmitLocked() {
 	if as.core.Busy() {
 		return
 	}
@@ -338,7 +405,7 @@ func (as *acpSession) resubmit() {
 	as.core.ClearQueue()
 	for _, w := range stranded {
 		disp, err := as.core.Prompt(w.text, w.images, core.BehaviorFollowUp)
-		w.queued = disp == core.DispositionQueued
+		w.queued, w.started = disp == core.DispositionQueued, disp == core.DispositionStarted
 		if err != nil {
 			fmt.Fprintf(as.srv.log, "pisces: acp: a queued prompt could not start: %v\n", err)
 			as.mu.Lock()
