@@ -37,27 +37,27 @@ type acpSession struct {
 	// resubmission, see settled).
 	promptMu sync.Mutex
 
-	mu        sync.Mutex
-	mode      string
-	always    map[string]bool // tool name → allowed (true) or refused (false) for the session
-	pending   []*waiter       // prompts whose user message has not started yet
-	current   *waiter         // the prompt whose turn runs
-	lastStop  string          // stop reason of the latest assistant message
-	lastRaw   string          // its provider's own stop reason
+	mu       sync.Mutex
+	mode     string
+	always   map[string]bool // tool name → allowed (true) or refused (false) for the session
+	pending  []*waiter       // prompts whose user message has not started yet
+	current  *waiter         // the prompt whose turn runs
+	lastStop string          // stop reason of the latest assistant message
+	lastRaw  string          // its provider's own stop reason
 	// registered counts the prompts handled; those up to cancelUpTo
 	// (the prompts read before a session/cancel) end cancelled.
 	registered, cancelUpTo int
-	toolInfo  map[string]toolDesc
-	results   map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
-	detached  bool
+	toolInfo               map[string]toolDesc
+	results                map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
+	detached               bool
 }
 
 // waiter is one session/prompt waiting for its turn to end.
 type waiter struct {
-	done   chan struct{}
-	stop   sdk.StopReason
-	text   string
-	images []ai.Content
+	done    chan struct{}
+	stop    sdk.StopReason
+	text    string
+	images  []ai.Content
 	queued  bool // the core queued it as a follow-up (guarded by promptMu)
 	started bool // it started a run (guarded by promptMu)
 	// ordinal is the prompt's place among the session's prompts: a
