@@ -196,6 +196,9 @@ func (ls lockedSessions) moved(h *rpcmode.Hub) {
 	h.SetReadOnly("")
 }
 
+// Moved: open_session made a new session in place; the lock follows.
+func (ls lockedSessions) Moved(h *rpcmode.Hub) { ls.moved(h) }
+
 func (lockedSessions) Release(*rpcmode.Hub) {}
 
 // InPlace: the session replaces its store in place and announces it.

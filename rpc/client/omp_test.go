@@ -231,6 +231,12 @@ func TestOMPOpenSession(t *testing.T) {
 	if _, err := os.Stat(d.SessionFile); err != nil {
 		t.Fatalf("the new session's file: %v", err)
 	}
+	// The process holds the new file's lock (another process gets a
+	// read-only view of it).
+	lock := filepath.Join(filepath.Dir(d.SessionFile), "."+filepath.Base(d.SessionFile)+".lock")
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("the new session's lock: %v", err)
+	}
 	d, err = c.OpenSession(ctx, filepath.Dir(first))
 	if err != nil {
 		t.Fatal(err)

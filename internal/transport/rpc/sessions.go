@@ -25,6 +25,14 @@ type InPlacer interface {
 	InPlace() bool
 }
 
+// MoveFollower is an InPlacer told when the session moved to another file
+// by a command that did not go through the policy (open_session of a
+// folder without sessions), so that what it holds for the file (its lock)
+// follows.
+type MoveFollower interface {
+	Moved(h *Hub)
+}
+
 // inPlace is the one-client policy of stdio: the session replaces its
 // store in place and announces it (session_changed) to its subscribers,
 // and the connection stays on the same hub.
