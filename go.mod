@@ -8,6 +8,7 @@ require (
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/tidwall/gjson v1.20.0
 	golang.org/x/image v0.47.0
+	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 	golang.org/x/tools v0.52.0
 )
