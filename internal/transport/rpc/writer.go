@@ -73,14 +73,14 @@ type writer struct {
 	// the command started (a run preparing its first model request).
 	tryWrite func(b []byte) (bool, error)
 	dbuf     []byte // the direct line (the goroutine holding direct only)
-	loopBusy bool // the loop is writing a frame it took from the queue
-	direct   bool // a goroutine is writing its response directly
+	loopBusy bool   // the loop is writing a frame it took from the queue
+	direct   bool   // a goroutine is writing its response directly
 
 	frames  int64 // lines written (for tests and benchmarks)
 	directs int64 // of which written directly (tests)
-	err    error
-	buf    []byte   // reused to encode events (loop goroutine only)
-	free   []*frame // written frames, for reuse (at most maxFreeFrames)
+	err     error
+	buf     []byte   // reused to encode events (loop goroutine only)
+	free    []*frame // written frames, for reuse (at most maxFreeFrames)
 }
 
 // maxFreeFrames bounds the written frames kept for reuse.
