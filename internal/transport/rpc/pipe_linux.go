@@ -89,7 +89,3 @@ func pipeTryWrite(w io.Writer) func(b []byte) (bool, error) {
 		return false, err
 	}
 }
-
-// pipeAtomic is PIPE_BUF: a pipe takes a write of this size or less whole
-// or not at all.
-const pipeAtomic = 4096

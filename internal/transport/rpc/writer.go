@@ -242,6 +242,10 @@ func (w *writer) push(f *frame) {
 	w.signalLocked()
 }
 
+// pipeAtomic is PIPE_BUF on Linux: a pipe takes a write of this size or
+// less whole or not at all.
+const pipeAtomic = 4096
+
 // writeDirect writes a response on the calling goroutine when the pipe
 // takes the whole line at once: a client that does not read its output
 // must never stop Pisces from reading commands, so nothing here waits for
