@@ -344,6 +344,7 @@ type call struct {
 	*Server
 	hub  *Hub
 	sess *core.Session
+	obj  map[string]any // the line, decoded and checked (checkFields)
 }
 
 // Handle parses one command (a line of stdin, a WebSocket text frame) and
@@ -409,7 +410,7 @@ func (s *Server) Handle(line []byte) {
 		s.w.response(&rpc.Response{ID: id, Command: t, Error: "Read-only session: " + ro})
 		return
 	}
-	c := &call{Server: s, hub: h, sess: h.sess}
+	c := &call{Server: s, hub: h, sess: h.sess, obj: obj}
 	if !slowCommands[t] {
 		// Quick commands are answered in the order they arrived: at once
 		// on this goroutine when none is waiting, else after the ones
