@@ -50,7 +50,8 @@ func pipeConn(w io.Writer) syscall.RawConn {
 // of at most pipeAtomic bytes only if the pipe can take all of it at once:
 // it never waits for the reader (pwritev2 with RWF_NOWAIT; a write of up
 // to PIPE_BUF bytes to a pipe is all or nothing). It reports whether it
-// wrote the line; err is a failure of the output itself. On a kernel that
+// wrote the line; err is a failure of the output met after a part of the
+// line was written (not expected of a pipe). On a kernel that
 // cannot write to a pipe without waiting it returns false every time. nil
 // when w is not a pipe.
 func pipeTryWrite(w io.Writer) func(b []byte) (bool, error) {
@@ -78,14 +79,12 @@ func pipeTryWrite(w io.Writer) func(b []byte) (bool, error) {
 			// goes after it, waiting if it has to.
 			_, err = w.Write(b[n:])
 			return true, err
-		case errors.Is(err, unix.EAGAIN) || err == nil:
-			return false, nil
 		case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS):
 			unsupported.Store(true)
-			return false, nil
-		case errors.Is(err, unix.EINTR):
-			return false, nil
 		}
-		return false, err
+		// Nothing written (the pipe is full, or the write failed): the
+		// writer's loop writes the line the ordinary way, and meets a
+		// failure of the output (a client gone) as every write does.
+		return false, nil
 	}
 }
