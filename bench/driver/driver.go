@@ -62,6 +62,7 @@ type Agent struct {
 	eof     bool
 	readErr error
 	seq     int
+	paused  bool // Pause: the reader reads nothing more until Resume
 }
 
 // Exit is what the exited process used.
@@ -127,6 +128,11 @@ func (a *Agent) read(r io.Reader) {
 	// writing, by several milliseconds per 7.5 MB).
 	var long []byte
 	for {
+		a.mu.Lock()
+		for a.paused {
+			a.cond.Wait()
+		}
+		a.mu.Unlock()
 		chunk, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long, chunk...)
@@ -212,6 +218,23 @@ func parse(b []byte) Line {
 		}
 	}
 	return l
+}
+
+// Pause stops reading the agent's stdout (a client that stalls): once the
+// driver's buffer and the pipe are full, the agent's writes block. Lines
+// already read stay readable; waits for new ones time out.
+func (a *Agent) Pause() {
+	a.mu.Lock()
+	a.paused = true
+	a.mu.Unlock()
+}
+
+// Resume reads stdout again after Pause.
+func (a *Agent) Resume() {
+	a.mu.Lock()
+	a.paused = false
+	a.cond.Broadcast()
+	a.mu.Unlock()
 }
 
 // Mark is the index of the next line to arrive.
@@ -398,6 +421,7 @@ func (a *Agent) Memory() (rss, hwm int64, err error) {
 // Close closes the agent's stdin, waits for it to exit (killing its
 // process group after the timeout) and returns what it used.
 func (a *Agent) Close() (*Exit, error) {
+	a.Resume()
 	_, hwm, _ := a.Memory()
 	a.stdin.Close()
 	// Read stdout to its end before Wait closes the pipe.
@@ -425,6 +449,7 @@ func (a *Agent) Close() (*Exit, error) {
 
 // Kill ends the agent at once (for error paths).
 func (a *Agent) Kill() {
+	a.Resume()
 	if a.cmd.Process != nil {
 		killGroup(a.cmd.Process.Pid)
 	}

@@ -78,3 +78,25 @@ func TestCloseKillsAStuckAgent(t *testing.T) {
 		t.Fatal("Close took too long")
 	}
 }
+
+func TestPauseStopsReading(t *testing.T) {
+	// An agent that writes lines without end.
+	a, err := Start(Config{Argv: []string{"/bin/sh", "-c", `while :; do echo '{"type":"x"}'; done`}, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Kill()
+	if _, _, err := a.WaitEvent(0, "x"); err != nil {
+		t.Fatal(err)
+	}
+	a.Pause()
+	// At most the line being read when Pause was called still arrives.
+	n := a.Mark() + 1
+	if _, _, err := a.WaitWithin(300*time.Millisecond, n, "a line while paused", func(*Line) bool { return true }); err == nil {
+		t.Fatal("lines arrived while paused")
+	}
+	a.Resume()
+	if _, _, err := a.WaitWithin(10*time.Second, n+100, "lines after Resume", func(*Line) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -68,6 +68,8 @@ type config struct {
 	listN     int
 	listEach  int
 	treeN     int
+	promptMB  int
+	stallFor  time.Duration
 }
 
 // agent is one measured agent command and its rows.
@@ -111,7 +113,9 @@ func main() {
 	flag.IntVar(&c.warmup, "warmup", 1, "unrecorded runs before each measurement")
 	flag.BoolVar(&c.short, "short", false, "CI mode: 2 runs, no warm-up, small sizes")
 	flag.StringVar(&c.jsonOut, "json", "", "write the results as JSON to this file")
-	flag.StringVar(&c.only, "only", "", "comma-separated measurements: "+strings.Join(stepNames(), ","))
+	flag.StringVar(&c.only, "only", "", "comma-separated measurements: "+strings.Join(stepNames(), ",")+" (stall and bigprompt only when named)")
+	flag.IntVar(&c.promptMB, "prompt-mb", 50, "size of the bigprompt measurement's prompt, in MB")
+	flag.DurationVar(&c.stallFor, "stall-for", 8*time.Second, "how long the stall measurement's client stops reading")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory")
 	flag.DurationVar(&c.timeout, "timeout", 60*time.Second, "timeout of every wait")
 	flag.BoolVar(&c.verbose, "v", false, "progress and the agents' stderr on stderr")
@@ -201,9 +205,11 @@ func run(c config) error {
 	} else {
 		defer os.RemoveAll(tmp)
 		// An interrupted run cleans up too (the agents see their stdin
-		// close when this process ends).
+		// close when this process ends). Not SIGPIPE: with it caught, a
+		// write to any closed socket raises it too (the mock writing to an
+		// agent that aborted its request), not only a closed stdout.
 		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		go func() {
 			<-sig
 			os.RemoveAll(tmp)
@@ -307,7 +313,7 @@ func run(c config) error {
 	start := time.Now()
 	var failures []string
 	for _, s := range b.steps() {
-		if c.only != "" && !contains(strings.Split(c.only, ","), s.name) {
+		if c.only == "" && optIn[s.name] || c.only != "" && !contains(strings.Split(c.only, ","), s.name) {
 			continue
 		}
 		t0 := time.Now()

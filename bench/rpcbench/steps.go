@@ -33,6 +33,8 @@ func (b *bench) steps() []step {
 		{"switch", b.switchSession},
 		{"list", b.listSessions},
 		{"tree", b.sessionTree},
+		{"stall", b.stalledClient},
+		{"bigprompt", b.bigPrompt},
 	}
 }
 

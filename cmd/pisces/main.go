@@ -9,9 +9,10 @@ import (
 
 func main() {
 	os.Exit(cli.Main(os.Args[1:], cli.IO{
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		StdinIsTTY: cli.IsTerminal(os.Stdin),
+		Stdin:       os.Stdin,
+		Stdout:      os.Stdout,
+		Stderr:      os.Stderr,
+		StdinIsTTY:  cli.IsTerminal(os.Stdin),
+		StdoutIsTTY: cli.IsTerminal(os.Stdout),
 	}))
 }

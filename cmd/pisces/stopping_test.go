@@ -369,3 +369,67 @@ func TestSpillFilesAreDeletedAtExit(t *testing.T) {
 		})
 	}
 }
+
+// SIGTERM ends the process within its few seconds even when the client has
+// stopped reading stdout: the closing events of the aborted run (each
+// carrying megabytes of streamed text, more than a pipe holds) get a
+// moment to go out, and the process exits without them. The figure is
+// logged (docs/security.md records it).
+func TestRPCSigtermWithAStalledClient(t *testing.T) {
+	script, err := json.Marshal(map[string]any{"chunkSize": 1000, "turns": []any{map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": strings.Repeat("0123456789", 2_000_000)}}, // 20 MB
+		"hang":    true,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--agent-dir", dir, "--no-session", "--mode", "rpc", "--no-tools", "--script", writeScript(t, string(script)))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	io.WriteString(stdin, `{"id":"p","type":"prompt","message":"go"}`+"\n")
+	// Read until 2 MB of text has streamed, then stop reading.
+	br := bufio.NewReaderSize(stdout, 1<<20)
+	streamed := 0
+	for streamed < 2<<20 {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("stdout ended after %d bytes of text: %v", streamed, err)
+		}
+		var ev struct {
+			AME struct {
+				Delta string `json:"delta"`
+			} `json:"assistantMessageEvent"`
+		}
+		if json.Unmarshal(line, &ev) == nil {
+			streamed += len(ev.AME.Delta)
+		}
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		took := time.Since(start)
+		t.Logf("exited %v after SIGTERM, stdout not read", took)
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 143 {
+			t.Fatalf("exit: %v, want 143", err)
+		}
+		if took > 10*time.Second {
+			t.Fatalf("exit took %v", took)
+		}
+		exited <- err // for the cleanup
+	case <-time.After(stopDeadline):
+		t.Fatalf("the process has not exited %v after SIGTERM with stdout not read", stopDeadline)
+	}
+}

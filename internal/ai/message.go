@@ -327,7 +327,7 @@ func (m SystemMessage) MarshalJSON() ([]byte, error) {
 
 func (m UserMessage) MarshalJSON() ([]byte, error) {
 	if fast() {
-		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+		if b, err := m.AppendJSON(make([]byte, 0, SizeHint(&m))); err == nil {
 			return b, nil
 		}
 	}
@@ -350,7 +350,7 @@ func (m AssistantMessage) MarshalJSON() ([]byte, error) {
 
 func (m ToolResultMessage) MarshalJSON() ([]byte, error) {
 	if fast() {
-		if b, err := m.AppendJSON(make([]byte, 0, 256)); err == nil {
+		if b, err := m.AppendJSON(make([]byte, 0, SizeHint(&m))); err == nil {
 			return b, nil
 		}
 	}

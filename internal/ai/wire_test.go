@@ -146,6 +146,39 @@ func (g randGen) assistant(bad bool) *AssistantMessage {
 	return m
 }
 
+func (g randGen) user(bad bool) *UserMessage {
+	u := &UserMessage{Timestamp: g.r.Int63n(1 << 40), Extra: g.extra(bad)}
+	switch g.r.Intn(3) {
+	case 0:
+		u.Content = StringContent(g.str())
+	case 1:
+		u.Content = BlockContent(g.content(bad), g.content(bad))
+	}
+	return u
+}
+
+func (g randGen) toolResult(bad bool) *ToolResultMessage {
+	m := &ToolResultMessage{ToolCallID: g.str(), ToolName: g.optStr(), IsError: g.r.Intn(2) == 0,
+		Timestamp: g.r.Int63n(1 << 40), Extra: g.extra(bad)}
+	if g.r.Intn(3) > 0 {
+		m.Content = []Content{g.content(bad)}
+	}
+	if g.r.Intn(2) == 0 {
+		m.Details = g.raw(bad)
+	}
+	if g.r.Intn(3) == 0 {
+		u := g.usage(bad)
+		m.Usage = &u
+	}
+	if g.r.Intn(2) == 0 {
+		m.DurationMs = ptrTo(g.r.Int63n(100000))
+	}
+	if g.r.Intn(4) == 0 {
+		m.NestedCalls = g.raw(bad)
+	}
+	return m
+}
+
 func (g randGen) event(bad bool) AssistantEvent {
 	types := []string{EvStart, EvTextStart, EvTextDelta, EvTextEnd, EvThinkingStart, EvThinkingDelta,
 		EvThinkingEnd, EvToolCallStart, EvToolCallDelta, EvToolCallEnd, EvDone, EvError, "other"}
@@ -201,7 +234,13 @@ func TestFastEncodersMatchReflective(t *testing.T) {
 		compareEncoders(t, "content", blk, func() ([]byte, error) { return jsonx.MarshalReflect(blk) }, func() ([]byte, error) { return jsonx.Marshal(blk) })
 		m := g.assistant(bad)
 		compareEncoders(t, "assistant", m, func() ([]byte, error) { return jsonx.MarshalReflect(m) }, func() ([]byte, error) { return jsonx.Marshal(m) })
-		var msgs Messages = []Message{m, g.assistant(bad),
+		um := g.user(bad)
+		compareEncoders(t, "user", um, func() ([]byte, error) { return jsonx.MarshalReflect(um) }, func() ([]byte, error) { return jsonx.Marshal(um) })
+		tr := g.toolResult(bad)
+		compareEncoders(t, "toolResult", tr, func() ([]byte, error) { return jsonx.MarshalReflect(tr) }, func() ([]byte, error) { return jsonx.Marshal(tr) })
+		compareEncoders(t, "user in a message member", um, func() ([]byte, error) { return jsonx.MarshalReflect(um) }, func() ([]byte, error) { return AppendMessage(nil, um) })
+		compareEncoders(t, "toolResult in a message member", tr, func() ([]byte, error) { return jsonx.MarshalReflect(tr) }, func() ([]byte, error) { return AppendMessage(nil, tr) })
+		var msgs Messages = []Message{m, g.assistant(bad), um, tr,
 			&UserMessage{Content: StringContent(g.str()), Timestamp: 1},
 			&ToolResultMessage{ToolCallID: g.str(), Content: []Content{g.content(bad)}, Details: g.raw(bad), Extra: g.extra(bad)},
 			&UnknownMessage{Role: "x", Raw: json.RawMessage(`{"role":"x","t":"\u2028"}`)},

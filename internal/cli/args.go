@@ -12,6 +12,9 @@ import (
 // Args is the parsed command line.
 type Args struct {
 	Mode               string // text, json, rpc, web
+	ModeSet            bool   // --mode was given
+	TUIMode            string // --tui-mode: fullscreen (default) or inline
+	Theme              string // --theme: dark (default) or light
 	Print              bool
 	Provider           string
 	Model              string
@@ -117,7 +120,7 @@ func ParseArgs(argv []string) (*Args, error) {
 				if v != "text" && v != "json" && v != "rpc" && v != "web" {
 					err = usagef("Invalid mode %q: expected text, json, rpc or web", v)
 				}
-				a.Mode = v
+				a.Mode, a.ModeSet = v, true
 			}
 		case "-p", "--print":
 			a.Print = true
@@ -289,10 +292,23 @@ func ParseArgs(argv []string) (*Args, error) {
 			a.Version = true
 		case "-h", "--help":
 			a.Help = true
-		// Flags of pi's terminal UI: accepted and ignored (no terminal UI here).
-		case "--theme", "--use-theme", "--tui-mode":
-			_, err = value()
+		case "--tui-mode":
+			if v, err = value(); err == nil {
+				if v != "fullscreen" && v != "inline" {
+					err = usagef("Invalid --tui-mode %q: expected fullscreen or inline", v)
+				}
+				a.TUIMode = v
+			}
+		case "--theme", "--use-theme":
+			if v, err = value(); err == nil {
+				if v != "dark" && v != "light" {
+					err = usagef("Unknown theme %q: the built-in themes are dark and light (theme files are not supported yet)", v)
+				}
+				a.Theme = v
+			}
 		case "--no-themes":
+			// pi's switch that skips discovering theme files: there are
+			// none to discover here.
 			err = noValue()
 		default:
 			err = usagef("Unknown option: %s (see --help)", name)
@@ -362,9 +378,11 @@ Commands:
   list                        list installed packages (none can be installed yet) and the
                               extensions, skills and prompt templates found, with sources
   config                      show those resources and which of them a run loads
+  auth login|logout|status|check|print-bearer-token|print-api-key
+                              subscription logins and keys in auth.json (docs/auth.md)
   install, remove, uninstall, update
                               not supported yet: say what to do instead
-  auth, mcp                   not supported yet: say what to use instead
+  mcp                         not supported yet: says what to use instead
   <command> --help            help for one command
   A first argument that is a command word runs the command; anywhere else it is
   a message: pisces -- config, pisces -p config.
@@ -449,13 +467,17 @@ Web mode:
                               one printed in the UI address)
   --web-no-token              no token (loopback host only, behind another gate)
 
+Interactive mode (no -p/--mode, stdin and stdout a terminal; docs/tui.md):
+  --tui-mode MODE             fullscreen (default, alternate screen) or inline
+  --theme NAME, --use-theme NAME
+                              dark (default) or light
+  --no-themes                 accepted (there are no theme files to discover)
+
 Other:
   --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)
   --list-models --all         list every model Pisces knows
   --offline                   no startup network use (Pisces makes none at startup)
   --verbose                   also report providers skipped for want of an adapter
-  --theme PATH, --use-theme NAME, --tui-mode MODE, --no-themes
-                              accepted and ignored (no terminal UI)
   -v, --version               print the version
   -h, --help                  this help
   --                          end of options: the rest are messages

@@ -36,6 +36,9 @@ type IO struct {
 	// StdinIsTTY tells whether stdin is a terminal (a piped stdin becomes the
 	// message in text and json modes).
 	StdinIsTTY bool
+	// StdoutIsTTY tells whether stdout is a terminal: with stdin one too,
+	// and no -p or --mode, Pisces opens the interactive UI.
+	StdoutIsTTY bool
 }
 
 // Main runs Pisces and returns the exit code.
@@ -79,8 +82,13 @@ func Main(argv []string, stdio IO) int {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}
+	// Runs last: a token refresh already sent is written before exiting.
+	defer env.registry.Close()
 	if a.ListModels {
 		return listModels(env.registry, a.ListModelsSearch, a.ListModelsAll, stdio.Stdout)
+	}
+	if interactive(a, stdio) {
+		return runTUI(env, stdio)
 	}
 	if a.Resume {
 		path, code, ok := pickSession(env)

@@ -97,7 +97,11 @@ func runCommandLine(t *testing.T, file string) {
 			}
 			p = filepath.Join(dir, p)
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			if err := os.WriteFile(p, content, 0o644); err != nil {
+			mode := os.FileMode(0o644)
+			if filepath.Base(p) == "auth.json" {
+				mode = 0o600 // as pi writes it (another mode draws a warning)
+			}
+			if err := os.WriteFile(p, content, mode); err != nil {
 				t.Fatal(err)
 			}
 		}

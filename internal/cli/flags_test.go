@@ -141,11 +141,11 @@ func TestSubcommandsAreNotPrompts(t *testing.T) {
 		{"remove", 1, "packages are not supported yet"},
 		{"uninstall", 1, "packages are not supported yet"},
 		{"update", 1, "not supported yet"},
-		{"auth", 1, "logins are not supported yet"},
+		{"auth", 2, `unknown command "some-source"`},
 		{"mcp", 1, "MCP servers are not supported yet"},
 	} {
 		args := []string{c.word}
-		if c.code == 1 {
+		if c.code != 0 {
 			args = append(args, "some-source") // a package source, say
 		}
 		r := w.runIO("", true, args...)

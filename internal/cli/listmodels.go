@@ -74,7 +74,8 @@ func noModelsAvailable(r *models.Registry) string {
 	}
 	return "No models available: no provider has an API key.\n" +
 		"Set one of " + strings.Join(vars, ", ") + "\n" +
-		"or add a key to " + r.AuthFile() + ` ({"openai": {"type": "api_key", "key": "sk-..."}}).` + "\n" +
+		"or add a key to " + r.AuthFile() + ` ({"openai": {"type": "api_key", "key": "sk-..."}}),` + "\n" +
+		"or log in to a subscription: pisces auth login (Claude Pro/Max, ChatGPT Plus/Pro, GitHub Copilot).\n" +
 		"A local server needs no key: --provider ollama --model NAME (also lmstudio, vllm, llama.cpp).\n" +
 		"pisces --list-models --all lists every model Pisces knows."
 }

@@ -153,6 +153,7 @@ func noModelSelected(r *models.Registry, settingsFile string) string {
 	if f := r.AuthFile(); f != "" {
 		msg += "\nor add one to " + f
 	}
+	msg += ",\nor log in to a subscription: pisces auth login (Claude Pro/Max, ChatGPT Plus/Pro, GitHub Copilot)"
 	return msg + ".\nA local server needs no key: --provider ollama --model NAME (also lmstudio, vllm, llama.cpp)."
 }
 

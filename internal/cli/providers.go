@@ -12,6 +12,7 @@ var (
 	anthropicAdapter   = anthropic.New()
 	completionsAdapter = openai.NewCompletions(nil)
 	responsesAdapter   = openai.NewResponses(nil)
+	codexAdapter       = openai.NewCodexResponses(nil)
 	googleAdapter      = google.New()
 )
 
@@ -24,6 +25,8 @@ func adapterFor(api string) ai.Provider {
 		return completionsAdapter
 	case openai.APIResponses:
 		return responsesAdapter
+	case openai.APICodexResponses:
+		return codexAdapter
 	case google.API:
 		return googleAdapter
 	}

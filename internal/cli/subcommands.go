@@ -16,6 +16,9 @@ type subcommand struct {
 	// flags are the options it accepts: name (and alias) -> takes a value.
 	flags map[string]bool
 	do    func(sub *subcommand, args *Args, extra map[string]bool, stdio IO) int
+	// raw, when set, parses its own arguments (a subcommand with commands
+	// of its own).
+	raw func(argv []string, stdio IO) int
 }
 
 // Options every resource-reading subcommand accepts.
@@ -54,7 +57,7 @@ Open one with pisces --session ID|PATH, or continue the newest with -c.
 	{name: "remove", usage: "Usage:\n  pisces remove <source>\n\nNot supported yet: Pisces cannot install packages.\n", do: runRemove},
 	{name: "uninstall", usage: "Usage:\n  pisces uninstall <source>\n\nThe same as remove. Not supported yet: Pisces cannot install packages.\n", do: runRemove},
 	{name: "update", usage: "Usage:\n  pisces update [source|self]\n\nNot supported yet: Pisces updates neither packages nor itself.\n", do: runUpdate},
-	{name: "auth", usage: "Usage:\n  pisces auth <command>\n\nNot supported yet: Pisces has no logins; it uses API keys.\n", do: runAuth},
+	{name: "auth", usage: authUsage, raw: runAuth},
 	{name: "mcp", usage: "Usage:\n  pisces mcp <command>\n\nNot supported yet: Pisces has no MCP client.\n", do: runMCP},
 }
 
@@ -70,6 +73,9 @@ func findSubcommand(word string) *subcommand {
 // run parses the subcommand's options and runs it. Subcommands that do
 // nothing yet take any arguments (a package source, say) and explain.
 func (s *subcommand) run(argv []string, stdio IO) int {
+	if s.raw != nil {
+		return s.raw(argv, stdio)
+	}
 	for _, x := range argv {
 		if x == "--" {
 			break
@@ -206,15 +212,6 @@ func runUpdate(s *subcommand, _ *Args, _ map[string]bool, stdio IO) int {
 Pisces is one binary: to update it, build or install a newer one (see README.md).
 Its model catalogue is built in; add models the binary does not know in models.json.
 There are no packages to update.
-`)
-	return 1
-}
-
-func runAuth(s *subcommand, _ *Args, _ map[string]bool, stdio IO) int {
-	fmt.Fprint(stdio.Stderr, `pisces auth: logins are not supported yet.
-Use an API key instead: set the provider's variable (ANTHROPIC_API_KEY, OPENAI_API_KEY,
-GEMINI_API_KEY, ...), pass --api-key, or store it in auth.json in the agent dir as
-{"anthropic": {"type": "api_key", "key": "..."}}.
 `)
 	return 1
 }

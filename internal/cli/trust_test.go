@@ -105,7 +105,7 @@ func TestTerminalTrustQuestion(t *testing.T) {
 	if code != 0 || out != "project files ignored\n" {
 		t.Fatalf("no answer: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "Trust this project?\nThe project "+project+" has its own Pisces resources") || !strings.Contains(errOut, "not loaded until the project is trusted") {
+	if !strings.Contains(errOut, "Trust this project?\nThe project "+project+" has its own agent resources") || !strings.Contains(errOut, "not loaded until the project is trusted") {
 		t.Errorf("no answer: stderr %q", errOut)
 	}
 	if _, err := os.Stat(filepath.Join(agentDir, "trust.json")); err == nil {

@@ -137,3 +137,34 @@ func TestAbortAndPrompt(t *testing.T) {
 	expectLabels(t, "accepted", order, []string{"accepted:started"})
 	expectLabels(t, "context", h.conversation(), []string{"user:go", "assistant!aborted", "user:instead", "assistant:redirected"})
 }
+
+// AbortWith keeps the cut reply with its own error message (the terminal
+// UI's "Operation aborted"); Abort keeps the provider's.
+func TestAbortWithMessage(t *testing.T) {
+	h := newHarness(t, `{"turns":[
+		{"content":[{"type":"text","text":"partial"}],"hang":true},
+		{"content":[{"type":"text","text":"again"}],"hang":true}
+	]}`, harnessOptions{})
+	for _, c := range []struct{ with, want string }{{"Operation aborted", "Operation aborted"}, {"", "Request was aborted"}} {
+		n := len(h.rec.snapshot())
+		h.prompt("go")
+		h.rec.wait(t, n, "text_end", func(ev rpc.Event) bool {
+			u, ok := ev.(*rpc.MessageUpdateEvent)
+			return ok && u.AssistantMessageEvent.Type == ai.EvTextEnd
+		})
+		if c.with != "" {
+			h.s.AbortWith(c.with)
+		} else {
+			h.s.Abort()
+		}
+		msgs := h.s.Messages()
+		last := msgs[len(msgs)-1].(*ai.AssistantMessage)
+		if last.StopReason != ai.StopAborted || last.ErrorMessage != c.want {
+			t.Errorf("AbortWith(%q): stored %q %q, want aborted %q", c.with, last.StopReason, last.ErrorMessage, c.want)
+		}
+		ends := only(h.rec.snapshot()[n:], rpc.EventMessageEnd)
+		if got := ends[len(ends)-1].(*rpc.MessageEndEvent).Message.(*ai.AssistantMessage).ErrorMessage; got != c.want {
+			t.Errorf("message_end says %q, want %q", got, c.want)
+		}
+	}
+}

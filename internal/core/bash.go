@@ -51,6 +51,7 @@ func (s *Session) RunBash(id, command string, excludeFromContext bool) (BashResu
 	}
 	res := tools.RunUserBash(ctx, env, command, func(delta string) {
 		s.emit(&rpc.BashExecutionUpdateEvent{ID: id, Delta: delta})
+		s.pace(ctx)
 	})
 	if res.Err != nil {
 		return res, res.Err

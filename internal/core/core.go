@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
@@ -173,7 +174,11 @@ type Session struct {
 
 	emitMu  sync.Mutex
 	subs    map[int]func(rpc.Event)
+	pacers  map[int]func(context.Context)
 	nextSub int
+	// paceList is pacers as a slice, replaced on every change: read
+	// without a lock after every event of a run.
+	paceList atomic.Pointer[[]func(context.Context)]
 }
 
 type queued struct {
@@ -229,6 +234,7 @@ func New(opts Options) (*Session, error) {
 		autoCompact:   st.CompactionEnabled(),
 		autoRetry:     st.RetryEnabled(),
 		subs:          map[int]func(rpc.Event){},
+		pacers:        map[int]func(context.Context){},
 		shutdown:      make(chan struct{}),
 	}
 	level := opts.ThinkingLevel
@@ -311,6 +317,46 @@ func (s *Session) Subscribe(fn func(rpc.Event)) func() {
 		s.emitMu.Lock()
 		delete(s.subs, id)
 		s.emitMu.Unlock()
+	}
+}
+
+// Pace registers wait, which lets a subscriber that queues events hold
+// back the streams that produce most of them: the run (model output, tool
+// updates) and the user bash command call every registered wait after each
+// of their events, with their own context and holding no lock. wait returns
+// when its subscriber has room again or the context is done (an abort
+// cancels the run's context, so a waiting run still stops at once). It
+// returns a function that unregisters wait.
+func (s *Session) Pace(wait func(context.Context)) func() {
+	s.emitMu.Lock()
+	id := s.nextSub
+	s.nextSub++
+	s.pacers[id] = wait
+	s.publishPacersLocked()
+	s.emitMu.Unlock()
+	return func() {
+		s.emitMu.Lock()
+		delete(s.pacers, id)
+		s.publishPacersLocked()
+		s.emitMu.Unlock()
+	}
+}
+
+func (s *Session) publishPacersLocked() {
+	list := make([]func(context.Context), 0, len(s.pacers))
+	for _, w := range s.pacers {
+		list = append(list, w)
+	}
+	s.paceList.Store(&list)
+}
+
+// pace calls the registered pacers (see Pace). It must be called with no
+// lock held.
+func (s *Session) pace(ctx context.Context) {
+	if list := s.paceList.Load(); list != nil {
+		for _, w := range *list {
+			w(ctx)
+		}
 	}
 }
 

@@ -26,6 +26,9 @@ type runState struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	aborted atomic.Bool
+	// abortMessage, when set, replaces the provider's "Request was
+	// aborted" on the reply the abort cut short (AbortWith).
+	abortMessage atomic.Pointer[string]
 }
 
 var runIDs atomic.Int64
@@ -272,6 +275,18 @@ func (s *Session) startRunLocked(prompts []ai.Message, accepted func()) {
 	go s.runLoop(ctx, r, prompts)
 }
 
+// AbortWith is Abort with the error message the reply it cuts short is
+// kept with (pi's interactive mode writes "Operation aborted"; the
+// protocol's abort keeps the provider's "Request was aborted").
+func (s *Session) AbortWith(message string) {
+	s.mu.Lock()
+	if r := s.run; r != nil && message != "" {
+		r.abortMessage.Store(&message)
+	}
+	s.mu.Unlock()
+	s.Abort()
+}
+
 // Abort stops the current run (and a pending retry) and returns once it has
 // emitted agent_end and agent_settled. The queues are kept.
 func (s *Session) Abort() {
@@ -503,8 +518,11 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 			s.mu.Unlock()
 			return s.dequeue(&s.followUp, mode)
 		},
-		ConvertToLLM:      session.ConvertToLLM,
-		Emit:              s.onAgentEvent,
+		ConvertToLLM: session.ConvertToLLM,
+		Emit: func(ev rpc.Event) {
+			s.onAgentEvent(ev)
+			s.pace(ctx)
+		},
 		LegacySnapshots:   legacy,
 		NoInitialSteering: steered,
 	}
@@ -527,6 +545,16 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 // onAgentEvent persists finished messages, then publishes the event.
 func (s *Session) onAgentEvent(ev rpc.Event) {
 	if e, ok := ev.(*rpc.MessageEndEvent); ok {
+		if am, ok := e.Message.(*ai.AssistantMessage); ok && am.StopReason == ai.StopAborted && am.ErrorMessage == "Request was aborted" {
+			s.mu.Lock()
+			r := s.run
+			s.mu.Unlock()
+			if r != nil {
+				if m := r.abortMessage.Load(); m != nil {
+					am.ErrorMessage = *m
+				}
+			}
+		}
 		s.persist(e.Message)
 	}
 	s.emit(ev)

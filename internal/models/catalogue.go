@@ -17,6 +17,7 @@ const (
 	APIOpenAICompletions  = "openai-completions"
 	APIOpenAIResponses    = "openai-responses"
 	APIGoogleGenerativeAI = "google-generative-ai"
+	APICodexResponses     = "openai-codex-responses"
 )
 
 // Defaults of a model declared with only an id (pi's models.json defaults).
@@ -27,13 +28,16 @@ const (
 
 // CatalogueProvider is one built-in provider of the embedded catalogue.
 type CatalogueProvider struct {
-	Name    string           `json:"name"`
-	API     string           `json:"api"`
-	BaseURL string           `json:"baseUrl"`
-	Env     []string         `json:"env,omitempty"`   // key variables, first set wins
-	Local   bool             `json:"local,omitempty"` // keyless local server that accepts any model id
-	Compat  json.RawMessage  `json:"compat,omitempty"`
-	Models  []CatalogueModel `json:"models"`
+	Name    string   `json:"name"`
+	API     string   `json:"api"`
+	BaseURL string   `json:"baseUrl"`
+	Env     []string `json:"env,omitempty"`   // key variables, first set wins
+	Local   bool     `json:"local,omitempty"` // keyless local server that accepts any model id
+	// Login marks a provider whose key comes from a subscription login
+	// (pisces auth login); it may have no key variables.
+	Login  bool             `json:"login,omitempty"`
+	Compat json.RawMessage  `json:"compat,omitempty"`
+	Models []CatalogueModel `json:"models"`
 }
 
 // CatalogueModel is one built-in model. API, BaseURL and Compat default to
@@ -96,7 +100,7 @@ func validateCatalogueProvider(p *CatalogueProvider) error {
 	if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
 		return fmt.Errorf("bad baseUrl %q", p.BaseURL)
 	}
-	if !p.Local && len(p.Env) == 0 {
+	if !p.Local && !p.Login && len(p.Env) == 0 {
 		return fmt.Errorf("a remote provider needs key variables")
 	}
 	if len(p.Compat) > 0 && !isJSONObject(p.Compat) {

@@ -79,6 +79,9 @@ func catalogueSource(ps []CatalogueProvider) ([]byte, error) {
 		if p.Local {
 			b.WriteString("Local: true,\n")
 		}
+		if p.Login {
+			b.WriteString("Login: true,\n")
+		}
 		if p.Compat != nil {
 			fmt.Fprintf(&b, "Compat: json.RawMessage(%s),\n", quote(string(p.Compat)))
 		}

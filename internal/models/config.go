@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -93,17 +96,72 @@ type authEntry struct {
 	Expires int64  `json:"expires"` // Unix ms; 0 = unknown
 }
 
-// readAuthFile reads auth.json. A missing file is not an error. An entry
-// of the wrong shape is left out and reported with its line and column;
-// the other entries still load.
-func readAuthFile(path string) (map[string]*authEntry, error) {
-	data, err := os.ReadFile(path)
+// AuthModeWarning says that auth.json can be read or changed by users
+// other than its owner. pi writes the file with mode 0600; the keys in it
+// (and the commands its "!command" values run) are the owner's alone.
+type AuthModeWarning struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (w *AuthModeWarning) Error() string {
+	return fmt.Sprintf("%s is open to other users (mode %04o) and holds credentials; restrict it with: chmod 600 %s",
+		w.Path, uint32(w.Mode.Perm()), w.Path)
+}
+
+// authWarned holds the auth.json paths already warned about: the warning
+// is given once per process.
+var authWarned struct {
+	sync.Mutex
+	paths map[string]bool
+}
+
+// authModeWarning returns the warning for an auth.json whose mode lets
+// other users read or change it, the first time path is seen so; nil
+// otherwise (and on Windows, where the mode bits mean nothing).
+func authModeWarning(path string, mode fs.FileMode) error {
+	if runtime.GOOS == "windows" || mode.Perm()&0o077 == 0 {
+		return nil
+	}
+	authWarned.Lock()
+	defer authWarned.Unlock()
+	if authWarned.paths[path] {
+		return nil
+	}
+	if authWarned.paths == nil {
+		authWarned.paths = map[string]bool{}
+	}
+	authWarned.paths[path] = true
+	return &AuthModeWarning{Path: path, Mode: mode}
+}
+
+// readAuthFile reads auth.json. A missing file is not an error. warning is
+// an *AuthModeWarning when the file is open to other users (once per path
+// and process).
+func readAuthFile(path string) (entries map[string]*authEntry, warning, err error) {
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		warning = authModeWarning(path, fi.Mode())
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, warning, fmt.Errorf("%s: %v", path, err)
+	}
+	entries, err = parseAuth(path, data)
+	return entries, warning, err
+}
+
+// parseAuth decodes auth.json's entries. An entry of the wrong shape is
+// left out and reported with its line and column; the other entries still
+// load.
+func parseAuth(path string, data []byte) (map[string]*authEntry, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil
 	}
@@ -120,6 +178,19 @@ func readAuthFile(path string) (map[string]*authEntry, error) {
 			line, col := jsonx.Position(data, v.start+max(off, 0))
 			errs = append(errs, fmt.Sprintf("line %d, column %d: %q: %s", line, col, v.name, msg))
 			continue
+		}
+		if e.Type == "oauth" {
+			var shape struct {
+				Access  *string  `json:"access"`
+				Refresh *string  `json:"refresh"`
+				Expires *float64 `json:"expires"`
+			}
+			_ = json.Unmarshal(v.raw, &shape)
+			if shape.Access == nil || shape.Refresh == nil || shape.Expires == nil {
+				line, col := jsonx.Position(data, v.start)
+				errs = append(errs, fmt.Sprintf("line %d, column %d: %q: an oauth entry needs access, refresh and expires", line, col, v.name))
+				continue
+			}
 		}
 		out[v.name] = &e
 	}

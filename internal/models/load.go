@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/auth"
 )
 
 // LoadOptions configures Load.
@@ -34,13 +35,19 @@ type LoadOptions struct {
 	Offline bool
 	// CommandTimeout bounds each "!command" value (default 10 s).
 	CommandTimeout time.Duration
+	// Auth is the auth.json store (default: <AgentDir>/auth.json with the
+	// options of auth.OptionsFromEnv; none without an AgentDir).
+	Auth *auth.Store
 }
 
 // Load builds the registry from the embedded catalogue and
-// <AgentDir>/models.json, with keys per pi's order: the --api-key override,
-// auth.json, the provider's environment variables, then models.json's apiKey.
-// The returned errors describe what was skipped; the registry is always
-// usable.
+// <AgentDir>/models.json, with keys in pi's order: the --api-key override,
+// the auth.json entry (whichever type is stored owns the provider; OAuth
+// tokens are refreshed when a request is sent), models.json's apiKey, then
+// the provider's environment variables.
+// The returned errors describe what was skipped, and warnings: an
+// *AuthModeWarning when auth.json is open to other users (given once per
+// file and process); the registry is always usable.
 func Load(opts LoadOptions) (*Registry, []error) {
 	env := opts.Env
 	if env == nil {
@@ -64,13 +71,29 @@ func Load(opts LoadOptions) (*Registry, []error) {
 		errs = append(errs, err)
 	}
 	var mf *modelsFile
-	var auth map[string]*authEntry
+	store := opts.Auth
+	if store == nil && opts.AgentDir != "" {
+		ao := auth.OptionsFromEnv()
+		ao.CopilotCatalogue = copilotCatalogue()
+		store = auth.Open(filepath.Join(opts.AgentDir, "auth.json"), ao)
+	}
+	reg.auth = store
+	if store != nil {
+		reg.authFile = store.Path()
+	}
 	if opts.AgentDir != "" {
-		reg.authFile = filepath.Join(opts.AgentDir, "auth.json")
 		if mf, err = readModelsFile(filepath.Join(opts.AgentDir, "models.json")); err != nil {
 			errs = append(errs, err)
 		}
-		if auth, err = readAuthFile(filepath.Join(opts.AgentDir, "auth.json")); err != nil {
+		// Read here to report broken entries and a file open to other
+		// users; keys are read through the store, which sees the file as
+		// other programs change it.
+		var warning error
+		_, warning, err = readAuthFile(filepath.Join(opts.AgentDir, "auth.json"))
+		if warning != nil {
+			errs = append(errs, warning)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -143,7 +166,7 @@ func Load(opts LoadOptions) (*Registry, []error) {
 	}
 
 	for _, s := range specs {
-		entry, err := s.entry(opts.Providers, auth[s.name], res, env)
+		entry, err := s.entry(opts.Providers, reg, res, env)
 		for _, e := range err {
 			errs = append(errs, e)
 		}
@@ -152,6 +175,19 @@ func Load(opts LoadOptions) (*Registry, []error) {
 		}
 	}
 	return reg, errs
+}
+
+// copilotCatalogue lists the built-in GitHub Copilot model ids.
+func copilotCatalogue() []string {
+	var ids []string
+	for _, cp := range catalogueData {
+		if cp.Name == copilotProvider {
+			for _, m := range cp.Models {
+				ids = append(ids, m.ID)
+			}
+		}
+	}
+	return ids
 }
 
 // providerSpec is a provider being assembled from the catalogue and
@@ -448,7 +484,7 @@ func mergeHeaders(base, add map[string]string) map[string]string {
 
 // entry turns the spec into a registry entry, dropping models whose API has
 // no adapter.
-func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry, res *resolver, env func(string) string) (*ProviderEntry, []error) {
+func (s *providerSpec) entry(adapters func(string) ai.Provider, reg *Registry, res *resolver, env func(string) string) (*ProviderEntry, []error) {
 	var errs []error
 	byAPI := map[string]ai.Provider{}
 	lookup := func(api string) (ai.Provider, bool) {
@@ -514,20 +550,34 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry,
 		if s.authHeader {
 			provider = authHeaderProvider{provider}
 		}
+		if _, ok := auth.Lookup(s.name); ok && (reg.auth != nil || s.name == copilotProvider) {
+			provider = &loginProvider{Provider: provider, reg: reg, name: s.name, env: env}
+		}
 	}
 
 	e := &ProviderEntry{
 		Name:     s.name,
 		Provider: provider,
 		NoKey:    s.noKey,
-		KeyFunc:  keyFunc(auth, s.env, s.apiKey, res, env),
+		KeyFunc:  keyFunc(reg.auth, s.name, s.env, s.apiKey, res, env),
 		Env:      s.env,
 	}
 	if cp := s.catalogue; cp != nil {
+		name, store := s.name, reg.auth
 		e.build = func() []*ai.Model {
+			// A Copilot login lists the models the account may use.
+			var allowed map[string]bool
+			if name == copilotProvider && store != nil {
+				if c, err := store.Get(context.Background(), name); err == nil && c.IsOAuth() && len(c.AvailableModelIDs) > 0 {
+					allowed = map[string]bool{}
+					for _, id := range c.AvailableModelIDs {
+						allowed[id] = true
+					}
+				}
+			}
 			var kept []*ai.Model
 			for i := range cp.Models {
-				if keep[i] {
+				if keep[i] && (allowed == nil || allowed[cp.Models[i].ID]) {
 					kept = append(kept, cp.Models[i].model(cp))
 				}
 			}
@@ -546,29 +596,31 @@ func (s *providerSpec) entry(adapters func(string) ai.Provider, auth *authEntry,
 	return e, errs
 }
 
-// keyFunc resolves a provider's key lazily: auth.json (an api_key entry, or
-// an OAuth access token that has not expired), the environment variables in
-// order, then models.json's apiKey.
-func keyFunc(auth *authEntry, envNames []string, modelsKey string, res *resolver, env func(string) string) func() string {
+// keyFunc resolves a provider's key lazily, in pi's order: the auth.json
+// entry (an api_key entry's value; an OAuth login's access token, as it is:
+// loginProvider refreshes it when a request is sent), models.json's apiKey,
+// then the environment variables in order, which count only when nothing is
+// stored. An entry auth.json cannot hold (a broken one, reported at load)
+// is skipped.
+func keyFunc(store *auth.Store, name string, envNames []string, modelsKey string, res *resolver, env func(string) string) func() string {
 	return func() string {
-		if auth != nil {
-			switch auth.Type {
-			case "api_key", "":
-				if k := res.value(auth.Key); k != "" {
-					return k
+		if store != nil {
+			if c, err := store.Get(context.Background(), name); err == nil && c != nil {
+				if c.IsOAuth() {
+					return c.Access
 				}
-			case "oauth":
-				if auth.Access != "" && (auth.Expires == 0 || auth.Expires > time.Now().UnixMilli()) {
-					return auth.Access
-				}
+				return res.value(c.Key)
 			}
+		}
+		if k := res.value(modelsKey); k != "" {
+			return k
 		}
 		for _, n := range envNames {
 			if v := env(n); v != "" {
 				return v
 			}
 		}
-		return res.value(modelsKey)
+		return ""
 	}
 }
 

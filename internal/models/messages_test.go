@@ -11,8 +11,9 @@ func TestMissingKeyErrorNamesTheNextStep(t *testing.T) {
 	dir := filepath.Join(home, ".pisces", "agent")
 	reg := load(t, dir, nil)
 	for provider, want := range map[string]string{
-		"openai":    "No API key for openai: set OPENAI_API_KEY or add it to ~/.pisces/agent/auth.json",
-		"anthropic": "No API key for anthropic: set ANTHROPIC_API_KEY or add it to ~/.pisces/agent/auth.json",
+		"openai":       "No API key for openai: set OPENAI_API_KEY or add it to ~/.pisces/agent/auth.json or log in with `pisces auth login openai`",
+		"anthropic":    "No API key for anthropic: set ANTHROPIC_API_KEY or add it to ~/.pisces/agent/auth.json or log in with `pisces auth login anthropic`",
+		"openai-codex": "No API key for openai-codex: add it to ~/.pisces/agent/auth.json or log in with `pisces auth login openai-codex`",
 	} {
 		if got := reg.MissingKeyError(provider).Error(); got != want {
 			t.Errorf("%s:\n got %q\nwant %q", provider, got, want)

@@ -3,9 +3,11 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +43,7 @@ func adapters(apis ...string) (func(string) ai.Provider, map[string]*fakeProvide
 	}, m
 }
 
-var allAPIs = []string{APIAnthropicMessages, APIOpenAICompletions, APIOpenAIResponses, APIGoogleGenerativeAI}
+var allAPIs = []string{APIAnthropicMessages, APIOpenAICompletions, APIOpenAIResponses, APIGoogleGenerativeAI, APICodexResponses}
 
 // envOf returns an Env func over a fixed map.
 func envOf(kv map[string]string) func(string) string {
@@ -475,7 +477,7 @@ func TestKeyOrder(t *testing.T) {
   "openai": {"type": "api_key", "key": "auth-openai"},
   "groq": {"type": "api_key", "key": "AUTH_VAR"},
   "google": {"type": "oauth", "access": "oauth-access", "refresh": "r", "expires": 0},
-  "xai": {"type": "oauth", "access": "expired", "expires": 1000},
+  "xai": {"type": "oauth", "access": "expired", "refresh": "r", "expires": 1000},
   "cerebras": {"type": "api_key", "key": "!echo auth-cmd"}
 }`)
 	writeFile(t, dir, "models.json", `{"providers": {
@@ -488,12 +490,12 @@ func TestKeyOrder(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := map[string]string{
-		"openai":    "auth-openai",   // auth.json > env > models.json
+		"openai":    "auth-openai",   // auth.json > models.json > env
 		"groq":      "auth-from-var", // auth.json value resolved as env name
 		"google":    "oauth-access",  // OAuth access token
-		"xai":       "mj-xai",        // expired OAuth falls through to models.json
+		"xai":       "expired",       // a stored login owns the provider, expired or not
 		"cerebras":  "auth-cmd",      // auth.json !command
-		"mistral":   "env-mistral",   // env > models.json
+		"mistral":   "mj-mistral",    // models.json > env
 		"anthropic": "env-ant-oauth", // ANTHROPIC_OAUTH_TOKEN > ANTHROPIC_API_KEY
 		"deepseek":  "mj-cmd",        // models.json !command
 		"together":  "UNSET_NAME_USED_LITERALLY",
@@ -628,10 +630,16 @@ func TestResolve(t *testing.T) {
 		t.Errorf("openai/gpt-oss-120b with a groq key: %v %v", m, err)
 	}
 
-	// Without any key, the alias/highest rule decides.
+	// Without any key, the alias/highest rule decides (across providers:
+	// GitHub Copilot lists a higher Sonnet than Anthropic's catalogue);
+	// with a key, the keyed provider's model wins.
 	bare := load(t, t.TempDir(), nil)
-	if m, _ := bare.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "anthropic/claude-sonnet-4-6" {
+	if m, _ := bare.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "github-copilot/claude-sonnet-5.5" {
 		t.Errorf("sonnet without keys: %v", m)
+	}
+	keyed := load(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": "k"})
+	if m, _ := keyed.Resolve("", "sonnet"); m == nil || m.Provider+"/"+m.ID != "anthropic/claude-sonnet-4-6" {
+		t.Errorf("sonnet with an Anthropic key: %v", m)
 	}
 
 	// A local model, with defaults, is the same model each time.
@@ -897,5 +905,43 @@ func TestLoadLazyDropsModelsWithoutAdapter(t *testing.T) {
 		if strings.Join(ids, ",") != "a,c" {
 			t.Errorf("models.json %q: models %v", dir, ids)
 		}
+	}
+}
+
+// auth.json open to other users is loaded, with a warning naming the file
+// and the fix, once per process.
+func TestAuthModeWarning(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "auth.json")
+	writeFile(t, dir, "auth.json", `{"openai": {"type": "api_key", "key": "sk-open"}}`)
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := adapters(allAPIs...)
+	reg, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(nil)})
+	if k, _ := reg.Key("openai"); k != "sk-open" {
+		t.Fatalf("the key was not loaded: %q", k)
+	}
+	var warned []string
+	for _, e := range errs {
+		var w *AuthModeWarning
+		if errors.As(e, &w) {
+			warned = append(warned, e.Error())
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], path) || !strings.Contains(warned[0], "chmod 600 "+path) || !strings.Contains(warned[0], "0644") {
+		t.Fatalf("warnings %q (all: %v)", warned, errs)
+	}
+	if _, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Env: envOf(nil)}); len(errs) != 0 {
+		t.Fatalf("warned again: %v", errs)
+	}
+
+	private := t.TempDir()
+	writeFile(t, private, "auth.json", `{"openai": {"type": "api_key", "key": "sk-private"}}`)
+	if _, errs := Load(LoadOptions{AgentDir: private, Providers: p, Env: envOf(nil)}); len(errs) != 0 {
+		t.Fatalf("a 0600 auth.json warned: %v", errs)
 	}
 }

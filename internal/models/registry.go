@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/auth"
 )
 
 // ProviderEntry is one provider with its models.
@@ -54,6 +55,7 @@ type Registry struct {
 	overrides map[string]string               // provider ("*": all) -> --api-key
 	dynamic   map[string]map[string]*ai.Model // provider -> id -> AnyModel result
 	authFile  string                          // auth.json, for messages ("" when none was read)
+	auth      *auth.Store                     // auth.json (nil without an agent dir)
 }
 
 // NewRegistry returns an empty registry.
@@ -162,13 +164,17 @@ func (r *Registry) AuthFile() string {
 // add it to ~/.pisces/agent/auth.json".
 func (r *Registry) MissingKeyError(provider string) error {
 	var ways []string
+	_, login := auth.Lookup(provider)
 	if v := r.KeyVariable(provider); v != "" {
 		ways = append(ways, "set "+v)
-	} else {
+	} else if !login {
 		ways = append(ways, "set apiKey for it in models.json")
 	}
 	if f := r.AuthFile(); f != "" {
 		ways = append(ways, "add it to "+f)
+	}
+	if login {
+		ways = append(ways, "log in with `pisces auth login "+provider+"`")
 	}
 	return fmt.Errorf("No API key for %s: %s", provider, strings.Join(ways, " or "))
 }

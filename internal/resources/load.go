@@ -26,6 +26,10 @@ import (
 // ProjectDirName is the project-local configuration directory.
 const ProjectDirName = ".pisces"
 
+// PiProjectDirName is pi's project directory. Pisces reads nothing from
+// it; what it holds is a reason to ask for trust (HasProjectResources).
+const PiProjectDirName = ".pi"
+
 // Scope says where a resource comes from, as pi 1.5's sourceInfo.scope.
 type Scope string
 
@@ -132,29 +136,39 @@ func projectDir(cwd string) string { return filepath.Join(cwd, ProjectDirName) }
 // need a trust decision: anything in its .pisces/ directory (prompts and
 // skills, rules, agent definitions, extensions, settings.json, mcp.json,
 // SYSTEM.md, APPEND_SYSTEM.md: every file Pisces reads there, and whatever
-// else is put there, is behind the same decision), or other tools' rule
+// else is put there, is behind the same decision), anything in pi's
+// project directory .pi/ (Pisces loads nothing from it, but a repository
+// that brings an agent its extensions, MCP servers or settings gets the
+// same question whichever agent it was written for), or other tools' rule
 // files (.cursor/rules, .windsurf/rules, .windsurfrules, .clinerules),
-// which also load only when trusted. The agent dir is not a project
-// resource: when Pisces runs in the home directory, ~/.pisces/agent is
-// left out. Context files (AGENTS.md, CLAUDE.md) are no reason: they load
-// in any project, as in pi. Without any, no question needs asking.
+// which load only when trusted. Agent dirs are not project resources: the
+// configured one (~/.pisces/agent, when Pisces runs in the home
+// directory) and pi's ~/.pi/agent are left out. Context files (AGENTS.md,
+// CLAUDE.md) are no reason: they load in any project, as in pi. Without
+// any, no question needs asking.
 func HasProjectResources(cwd, agentDir string) bool {
 	if cwd == "" {
 		return false
 	}
-	pd := projectDir(cwd)
 	agent := ""
 	if agentDir != "" {
 		agent = ProjectKey(agentDir)
 	}
-	if ProjectKey(pd) != agent {
+	piAgent := ""
+	if home, err := fsx.HomeDir(); err == nil {
+		piAgent = ProjectKey(filepath.Join(home, PiProjectDirName, "agent"))
+	}
+	for _, pd := range []string{projectDir(cwd), filepath.Join(cwd, PiProjectDirName)} {
+		if k := ProjectKey(pd); k == agent || k == piAgent {
+			continue
+		}
 		entries, _ := os.ReadDir(pd)
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
 			p := filepath.Join(pd, e.Name())
-			if agent != "" && ProjectKey(p) == agent {
+			if k := ProjectKey(p); k == agent || k == piAgent {
 				continue
 			}
 			if hasVisibleFile(p, 8) {

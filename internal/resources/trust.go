@@ -283,6 +283,6 @@ func (d *TrustDecider) Decide(ctx context.Context, dir string, ask TrustAsk) (Tr
 // TrustQuestion is the text of the question every surface asks.
 func TrustQuestion(project string) (title, message string) {
 	return "Trust this project?",
-		"The project " + project + " has its own Pisces resources (.pisces/ extensions, settings, prompts, agents, skills or rules, or other tools' rule files). " +
+		"The project " + project + " has its own agent resources (.pisces/ or .pi/ extensions, settings, prompts, agents, skills or rules, or other tools' rule files). " +
 			"Extensions run code on this machine. Load them only if you trust the project's authors. Your answer is remembered."
 }

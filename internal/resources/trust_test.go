@@ -276,6 +276,10 @@ func TestHasProjectResources(t *testing.T) {
 		".pisces/rules/r.md", ".pisces/agents/explore.md", ".pisces/settings.json",
 		".pisces/mcp.json", ".pisces/SYSTEM.md", ".pisces/APPEND_SYSTEM.md", ".pisces/anything-else",
 		".cursor/rules/r.mdc", ".clinerules",
+		// pi's project directory: nothing loads from it, but it is a
+		// reason to ask as .pisces/ is.
+		".pi/extensions/gate.ts", ".pi/mcp.json", ".pi/settings.json", ".pi/prompts/p.md",
+		".pi/agent/extensions/x.ts",
 	} {
 		dir := t.TempDir()
 		writeFiles(t, dir, map[string]string{f: "x"})
@@ -289,7 +293,7 @@ func TestHasProjectResources(t *testing.T) {
 	if _, cwd := fixture(t); !HasProjectResources(cwd, "") {
 		t.Error("fixture project")
 	}
-	for _, f := range []string{"AGENTS.md", "CLAUDE.md", ".pisces/.hidden", ".pisces/prompts/.keep"} {
+	for _, f := range []string{"AGENTS.md", "CLAUDE.md", ".pisces/.hidden", ".pisces/prompts/.keep", ".pi/.hidden", ".pi/prompts/.keep"} {
 		dir := t.TempDir()
 		writeFiles(t, dir, map[string]string{f: "x"})
 		if HasProjectResources(dir, "") {
@@ -305,6 +309,16 @@ func TestHasProjectResources(t *testing.T) {
 	}
 	if !HasProjectResources(home, filepath.Join(t.TempDir(), "agent")) {
 		t.Error("a repository's .pisces/agent is no reason to ask")
+	}
+	// Nor is pi's agent dir, ~/.pi/agent, in the home directory.
+	t.Setenv("HOME", home)
+	writeFiles(t, home, map[string]string{".pi/agent/settings.json": "{}", ".pi/agent/extensions/x.ts": "x"})
+	if HasProjectResources(home, filepath.Join(home, ".pisces", "agent")) {
+		t.Error("pi's agent dir counted as project resources")
+	}
+	writeFiles(t, home, map[string]string{".pi/mcp.json": "{}"})
+	if !HasProjectResources(home, filepath.Join(home, ".pisces", "agent")) {
+		t.Error("~/.pi/mcp.json beside pi's agent dir is no reason to ask")
 	}
 	if title, msg := TrustQuestion(home); title == "" || msg == "" {
 		t.Error("question")

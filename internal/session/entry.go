@@ -824,18 +824,8 @@ func (m messageEntryJSON) appendJSON(b []byte) ([]byte, error) {
 }
 
 // messageSizeHint estimates the encoded size of a message entry, so that
-// a long assistant message is written without growing the buffer.
-func messageSizeHint(m ai.Message) int {
-	n := 512
-	if a, ok := m.(*ai.AssistantMessage); ok && a != nil {
-		for i := range a.Content {
-			c := &a.Content[i]
-			n += 64 + len(c.Text) + len(c.Thinking) + len(c.Arguments) + len(c.TextSignature) + len(c.ThinkingSignature)
-		}
-		n += n / 16 // escapes
-	}
-	return n
-}
+// a long message is written without growing the buffer.
+func messageSizeHint(m ai.Message) int { return 256 + ai.SizeHint(m) }
 
 type errUnknownType string
 

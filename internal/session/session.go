@@ -3,6 +3,7 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -442,18 +443,23 @@ func (s *Session) persistLocked(e *Entry) error {
 		}
 		s.f = f
 	}
-	buf := make([]byte, 0, len(e.Raw)+2)
+	w := bufio.NewWriterSize(s.f, lineBuffer(len(e.Raw)))
 	if s.needNL {
-		buf = append(buf, '\n')
+		w.WriteByte('\n')
 	}
-	buf = append(buf, e.Raw...)
-	buf = append(buf, '\n')
-	if _, err := s.f.Write(buf); err != nil {
+	w.Write(e.Raw)
+	w.WriteByte('\n')
+	if err := w.Flush(); err != nil {
 		return fmt.Errorf("session: writing %s: %w", s.path, err)
 	}
 	s.needNL = false
 	return nil
 }
+
+// lineBuffer sizes the buffer that writes lines to the file: a line that
+// fits is written with one write; a longer one (a huge prompt) goes from
+// its own memory to the file, not through a copy.
+func lineBuffer(n int) int { return min(n+2, 64<<10) }
 
 func (s *Session) createFileLocked(extra *Entry) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
@@ -467,7 +473,7 @@ func (s *Session) createFileLocked(extra *Entry) error {
 	if err != nil {
 		return fmt.Errorf("session: creating %s: %w", s.path, err)
 	}
-	var buf bytes.Buffer
+	buf := bufio.NewWriterSize(f, 64<<10)
 	buf.Write(s.header.Raw)
 	buf.WriteByte('\n')
 	for _, e := range s.entries {
@@ -478,7 +484,7 @@ func (s *Session) createFileLocked(extra *Entry) error {
 		buf.Write(extra.Raw)
 		buf.WriteByte('\n')
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	if err := buf.Flush(); err != nil {
 		f.Close()
 		return fmt.Errorf("session: writing %s: %w", s.path, err)
 	}

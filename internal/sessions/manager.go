@@ -1,6 +1,6 @@
 // Package sessions is the session manager of surfaces that hold several
-// sessions in one process (web mode): it owns the map from session file to
-// live core session. It opens a session once and hands the same live
+// sessions in one process (web mode, the terminal UI): it owns the map from
+// session file to live core session. It opens a session once and hands the same live
 // session to every viewer, keeps a session loaded while someone watches it
 // or work is going on in it, unloads it a grace period after the last
 // viewer left and the work stopped, and keeps one writer per session file:
@@ -170,6 +170,16 @@ func (m *Manager) Adopt(st *session.Session) (*Live, error) {
 	l.viewers-- // pinned, not watched
 	m.mu.Unlock()
 	return l, nil
+}
+
+// Unpin lets a session Adopt loaded be unloaded like any other once nobody
+// watches it and its work has stopped (a surface with one viewer that
+// moves between sessions: the terminal UI).
+func (m *Manager) Unpin(l *Live) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l.pinned = false
+	m.armLocked(l)
 }
 
 // Acquire adds a viewer to a live session.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/session"
 )
 
 const waitLimit = 30 * time.Second
@@ -207,5 +208,35 @@ func TestCreateForkClone(t *testing.T) {
 	}
 	if _, err := m.Create(src, filepath.Join(dir, "missing"), ""); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("new session in a missing directory: %v", err)
+	}
+}
+
+// An adopted session stays loaded unwatched until Unpin; then, with its
+// one viewer gone, it is unloaded like any other (lock removed).
+func TestUnpinnedAdoptedSessionUnloads(t *testing.T) {
+	m, dir := newManager(t, -1)
+	p := writeSession(t, dir, "adopted.jsonl")
+	st, _, err := session.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.Adopt(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Acquire(l)
+	m.Release(l)
+	if m.Lookup(p) != l {
+		t.Fatal("a pinned session was unloaded when its viewer left")
+	}
+	m.Acquire(l)
+	m.Unpin(l)
+	if m.Lookup(p) != l {
+		t.Fatal("Unpin unloaded a watched session")
+	}
+	m.Release(l)
+	waitGone(t, m, l)
+	if _, err := os.Stat(lockPath(canonical(p))); !os.IsNotExist(err) {
+		t.Errorf("lock file after unload: %v", err)
 	}
 }

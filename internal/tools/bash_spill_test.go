@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -164,4 +165,52 @@ func spillPathNoCleanup(s string) string {
 		return ""
 	}
 	return m[1]
+}
+
+// Putting the spill file in order at the end goes through a fresh file
+// created exclusively: a symbolic link planted beside it under a name it
+// could use (another user of $TMPDIR can see the spill file's name) is
+// neither followed nor overwritten.
+func TestSpillRearrangeIgnoresPlantedLinks(t *testing.T) {
+	defer func(h, tl int) { spillHeadBytes, spillTailBytes = h, tl }(spillHeadBytes, spillTailBytes)
+	spillHeadBytes, spillTailBytes = 10, 20
+	s, err := newSpillFile(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(s.path) })
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planted := s.path + ".tmp"
+	if err := os.Symlink(victim, planted); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(planted) })
+	var out strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&out, "line %02d\n", i) // 160 bytes: the ring wraps
+	}
+	s.write([]byte(out.String()))
+	s.close()
+	if got := readFile(t, victim); got != "precious\n" {
+		t.Fatalf("the planted link's target was overwritten: %q", got)
+	}
+	if fi, err := os.Lstat(planted); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the planted link was replaced: %v", err)
+	}
+	w := out.String()
+	dropped := len(w) - spillHeadBytes - spillTailBytes
+	marker := fmt.Sprintf("\n\n[... %d bytes (%s) of output dropped here: the file keeps the first %s and the last %s ...]\n\n",
+		dropped, FormatSize(dropped), FormatSize(spillHeadBytes), FormatSize(spillTailBytes))
+	if got := readFile(t, s.path); got != w[:spillHeadBytes]+marker+w[len(w)-spillTailBytes:] {
+		t.Fatalf("spill file: %q", got)
+	}
+	if fi, err := os.Stat(s.path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("spill file mode: %v %v", fi.Mode(), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(s.path), "*"+filepath.Base(s.path)+"*")); len(left) != 2 { // the file and the planted link
+		t.Fatalf("files left beside the spill file: %v", left)
+	}
 }

@@ -121,12 +121,17 @@ func (s *spillFile) close() {
 }
 
 // rearrange writes head, marker and the ordered tail to a new file that then
-// takes the spill file's name.
+// takes the spill file's name. The new file is created exclusively under a
+// random name beside the spill file (os.CreateTemp, mode 0600): $TMPDIR is
+// shared, the spill file's name is visible, and a symbolic link planted
+// under a predictable name would otherwise be followed and its target
+// overwritten.
 func (s *spillFile) rearrange(dropped int64) error {
-	tmp, err := os.OpenFile(s.path+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	name := tmp.Name()
 	head := int64(spillHeadBytes)
 	marker := fmt.Sprintf("\n\n[... %d bytes (%s) of output dropped here: the file keeps the first %s and the last %s ...]\n\n",
 		dropped, FormatSize(int(dropped)), FormatSize(spillHeadBytes), FormatSize(spillTailBytes))
@@ -142,10 +147,10 @@ func (s *spillFile) rearrange(dropped int64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(s.path+".tmp", s.path)
+		err = os.Rename(name, s.path)
 	}
 	if err != nil {
-		_ = os.Remove(s.path + ".tmp")
+		_ = os.Remove(name)
 	}
 	return err
 }

@@ -38,6 +38,10 @@ const (
 // must be used with.
 const oauthIdentity = "You are Claude Code, Anthropic's official CLI for Claude."
 
+// oauthUserAgent is the User-Agent of requests with a subscription token
+// (Claude Code's, as pi 1.5 sends it).
+const oauthUserAgent = "claude-cli/2.1.322"
+
 // Provider streams responses from the Anthropic Messages API.
 type Provider struct {
 	// HTTPClient sends the requests (nil: a shared client without timeout).
@@ -89,6 +93,9 @@ func (p *Provider) Stream(ctx context.Context, req *ai.Request, emit func(ai.Ass
 	defer stream.Close()
 
 	st := newStreamState(b)
+	if oauth {
+		st.toolName = fromClaudeCode(req.Tools)
+	}
 	for stream.Next() {
 		st.handle(stream.Current())
 		if st.stopped {
@@ -142,7 +149,11 @@ func (p *Provider) options(req *ai.Request, oauth bool, betas []string, resp **h
 	}
 	if oauth {
 		betas = append([]string{betaClaudeCode, betaOAuth}, betas...)
-		opts = append(opts, option.WithAuthToken(req.APIKey), option.WithHeaderDel("x-api-key"))
+		// Claude Code's headers, as pi sends them with a subscription.
+		opts = append(opts, option.WithAuthToken(req.APIKey), option.WithHeaderDel("x-api-key"),
+			option.WithHeader("User-Agent", oauthUserAgent), option.WithHeader("x-app", "cli"),
+			option.WithHeader("anthropic-dangerous-direct-browser-access", "true"),
+			option.WithHeader("Accept", "application/json"))
 	} else if req.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(req.APIKey))
 	}

@@ -899,3 +899,47 @@ func TestToolID(t *testing.T) {
 }
 
 var _ ai.Provider = (*Provider)(nil)
+
+// TestOAuthClaudeCodeNames: with a subscription token, tools named like
+// Claude Code's go out in its casing (definitions and history) with
+// Claude Code's headers, and the model's calls come back under the
+// request's names.
+func TestOAuthClaudeCodeNames(t *testing.T) {
+	data := bytes.ReplaceAll(readTestdata(t, "tool_use.sse"), []byte(`"name":"get_weather"`), []byte(`"name":"Bash"`))
+	srv, c := server(t, func(w http.ResponseWriter, r *http.Request) { writeSSE(w, data) })
+	req := simpleRequest(srv.URL)
+	req.APIKey = "sk-ant-oat01-abcdef"
+	schema := json.RawMessage(`{"type":"object","properties":{}}`)
+	req.Tools = []ai.ToolSpec{{Name: "bash", Parameters: schema}, {Name: "read", Parameters: schema}, {Name: "my_tool", Parameters: schema}}
+	req.Messages = append(req.Messages,
+		&ai.AssistantMessage{Role: ai.RoleAssistant, API: API, Provider: "anthropic", Model: req.Model.ID, StopReason: ai.StopToolUse,
+			Content: []ai.Content{{Type: ai.ContentToolCall, ID: "toolu_01", Name: "read", Arguments: json.RawMessage(`{}`)}}},
+		&ai.ToolResultMessage{Role: ai.RoleToolResult, ToolCallID: "toolu_01", ToolName: "read", Content: []ai.Content{ai.Text("x")}},
+	)
+	m, _ := run(t, context.Background(), req)
+	r := c.last(t)
+	var names []string
+	for _, tool := range r.Body["tools"].([]any) {
+		names = append(names, tool.(map[string]any)["name"].(string))
+	}
+	if strings.Join(names, ",") != "Bash,Read,my_tool" {
+		t.Errorf("tool names sent: %v", names)
+	}
+	if body, _ := json.Marshal(r.Body["messages"]); !strings.Contains(string(body), `"name":"Read"`) {
+		t.Errorf("history: %s", body)
+	}
+	for k, want := range map[string]string{"User-Agent": "claude-cli/2.1.322", "x-app": "cli", "anthropic-dangerous-direct-browser-access": "true", "Accept": "application/json"} {
+		if got := r.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	var called []string
+	for _, b := range m.Content {
+		if b.Type == ai.ContentToolCall {
+			called = append(called, b.Name)
+		}
+	}
+	if strings.Join(called, ",") != "bash" {
+		t.Errorf("calls: %v (%s)", called, m.ErrorMessage)
+	}
+}

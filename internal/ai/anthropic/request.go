@@ -52,6 +52,9 @@ func buildParams(req *ai.Request, oauth bool) (sdk.MessageNewParams, []string, e
 	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, convertTool(t))
 	}
+	if oauth {
+		claudeCodeNames(&p)
+	}
 
 	var betas []string
 	plan := planThinking(req)

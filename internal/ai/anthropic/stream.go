@@ -20,6 +20,9 @@ type streamState struct {
 	stopReason string // Anthropic's stop_reason
 	started    bool   // message_start seen
 	stopped    bool   // message_stop seen
+	// toolName maps a called tool's name back to the request's (nil:
+	// as it is).
+	toolName func(string) string
 }
 
 func newStreamState(b *ai.Builder) *streamState {
@@ -66,7 +69,11 @@ func (s *streamState) handle(ev sdk.MessageStreamEventUnion) {
 			b.SetSignature(i, cb.Data)
 			b.Delta(i, redactedText)
 		case "tool_use":
-			i := b.BeginToolCall(cb.ID, cb.Name)
+			name := cb.Name
+			if s.toolName != nil {
+				name = s.toolName(name)
+			}
+			i := b.BeginToolCall(cb.ID, name)
 			s.blocks[ev.Index] = i
 			// The input of a streamed tool_use starts as {} and arrives
 			// as input_json_delta; a non-empty start input is kept.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -100,8 +101,11 @@ type chatCallFunction struct {
 
 func textPart(s string) chatTextPart { return chatTextPart{Text: s, Type: "text"} }
 
-func imagePart(c ai.Content) chatImagePart {
-	return chatImagePart{ImageURL: chatImageURL{URL: imageURL(c)}, Type: "image_url"}
+func imagePart(c ai.Content) chatImagePart { return imagePartIn(c, nil) }
+
+// imagePartIn is imagePart with a long image in bl.
+func imagePartIn(c ai.Content, bl *blobs) chatImagePart {
+	return chatImagePart{ImageURL: chatImageURL{URL: imageURLIn(c, bl)}, Type: "image_url"}
 }
 
 // encodeJSON is encoding/json's encoding without HTML escaping.
@@ -204,6 +208,14 @@ func endpoint(base, path string) (string, error) {
 // out, the model's headers (which may replace the defaults), then the
 // key as a bearer token. The response is returned whatever its status.
 func postJSON(ctx context.Context, hc *http.Client, req *ai.Request, path string, body []byte) (*http.Response, error) {
+	return postBody(ctx, hc, req, path, bytes.NewReader(body), int64(len(body)), func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(body)), nil
+	})
+}
+
+// postBody is postJSON with a body of n bytes read from body (again must
+// return a fresh reader of the same bytes, for a redirect).
+func postBody(ctx context.Context, hc *http.Client, req *ai.Request, path string, body io.Reader, n int64, again func() (io.ReadCloser, error)) (*http.Response, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
@@ -211,10 +223,12 @@ func postJSON(ctx context.Context, hc *http.Client, req *ai.Request, path string
 	if err != nil {
 		return nil, errors.New("invalid base URL: " + err.Error())
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
 	if err != nil {
 		return nil, err
 	}
+	hr.ContentLength = n
+	hr.GetBody = again
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set("User-Agent", "pisces")

@@ -40,11 +40,13 @@ func (p *Completions) Stream(ctx context.Context, req *ai.Request, emit func(ai.
 		return b.Fail(ctx, err)
 	}
 	c := resolveCompat(req.Model)
-	body, err := completionsParams(req, c).MarshalJSON()
+	bl := newBlobs()
+	small, err := completionsParamsWith(req, c, bl).MarshalJSON()
 	if err != nil {
 		return b.Fail(ctx, err)
 	}
-	raw, err := postJSON(ctx, p.HTTPClient, req, "chat/completions", body)
+	body, n, again := bl.body(small)
+	raw, err := postBody(ctx, p.HTTPClient, req, "chat/completions", body, n, again)
 	if err != nil || raw.StatusCode >= 400 {
 		return b.Fail(ctx, requestError(ctx, req.Model, raw, err))
 	}
@@ -59,10 +61,16 @@ func (p *Completions) Stream(ctx context.Context, req *ai.Request, emit func(ai.
 
 // completionsParams builds the request body.
 func completionsParams(req *ai.Request, c compat) *chatRequest {
+	return completionsParamsWith(req, c, nil)
+}
+
+// completionsParamsWith builds the request body with the long strings of
+// the conversation as placeholders in bl (nil: in the body).
+func completionsParamsWith(req *ai.Request, c compat, bl *blobs) *chatRequest {
 	m := req.Model
 	p := &chatRequest{
 		Model:    m.ID,
-		Messages: completionsMessages(req, c),
+		Messages: completionsMessages(req, c, bl),
 	}
 	if c.supportsUsageInStreaming {
 		p.StreamOptions = &chatStreamOptions{IncludeUsage: true}
@@ -165,7 +173,7 @@ func completionsToolID(id string, m *ai.Model, c compat) string {
 }
 
 // completionsMessages converts the conversation.
-func completionsMessages(req *ai.Request, c compat) []chatMessage {
+func completionsMessages(req *ai.Request, c compat, bl *blobs) []chatMessage {
 	m := req.Model
 	var out []chatMessage
 	if req.SystemPrompt != "" {
@@ -173,7 +181,7 @@ func completionsMessages(req *ai.Request, c compat) []chatMessage {
 		if c.supportsDeveloperRole && m.Reasoning {
 			role = "developer"
 		}
-		out = append(out, chatMessage{Content: req.SystemPrompt, Role: role})
+		out = append(out, chatMessage{Content: bl.str(req.SystemPrompt), Role: role})
 	}
 	images := supportsImages(m)
 	bridge := func() {
@@ -189,12 +197,12 @@ func completionsMessages(req *ai.Request, c compat) []chatMessage {
 				bridge()
 			}
 			lastWasTool = false
-			if u, ok := completionsUser(pm.user, images); ok {
+			if u, ok := completionsUser(pm.user, images, bl); ok {
 				out = append(out, u)
 			}
 		case pm.assistant != nil:
 			lastWasTool = false
-			if a, ok := completionsAssistant(pm.assistant, m, c); ok {
+			if a, ok := completionsAssistant(pm.assistant, m, c, bl); ok {
 				out = append(out, a)
 			}
 		case pm.toolResult != nil:
@@ -203,7 +211,7 @@ func completionsMessages(req *ai.Request, c compat) []chatMessage {
 			for ; i < len(msgs) && msgs[i].toolResult != nil; i++ {
 				tr := msgs[i].toolResult
 				tm := chatMessage{
-					Content:    toolResultText(tr),
+					Content:    toolResultTextIn(tr, bl),
 					ToolCallID: completionsToolID(tr.ToolCallID, m, c),
 					Role:       "tool",
 				}
@@ -213,7 +221,7 @@ func completionsMessages(req *ai.Request, c compat) []chatMessage {
 				out = append(out, tm)
 				if images {
 					for _, img := range toolResultImages(tr) {
-						imgs = append(imgs, imagePart(img))
+						imgs = append(imgs, imagePartIn(img, bl))
 					}
 				}
 			}
@@ -232,18 +240,18 @@ func completionsMessages(req *ai.Request, c compat) []chatMessage {
 	return out
 }
 
-func completionsUser(u *ai.UserMessage, images bool) (chatMessage, bool) {
+func completionsUser(u *ai.UserMessage, images bool, bl *blobs) (chatMessage, bool) {
 	if u.Content.IsString {
-		return chatMessage{Content: u.Content.Str, Role: "user"}, true
+		return chatMessage{Content: bl.str(u.Content.Str), Role: "user"}, true
 	}
 	var parts []any
 	for _, c := range u.Content.Blocks {
 		switch c.Type {
 		case ai.ContentText:
-			parts = append(parts, textPart(c.Text))
+			parts = append(parts, textPart(bl.str(c.Text)))
 		case ai.ContentImage:
 			if images {
-				parts = append(parts, imagePart(c))
+				parts = append(parts, imagePartIn(c, bl))
 			}
 		}
 	}
@@ -253,7 +261,7 @@ func completionsUser(u *ai.UserMessage, images bool) (chatMessage, bool) {
 	return chatMessage{Content: parts, Role: "user"}, true
 }
 
-func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (chatMessage, bool) {
+func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat, bl *blobs) (chatMessage, bool) {
 	same := sameModel(a, m)
 	var text, thinking []string
 	reasoningField := ""
@@ -281,22 +289,28 @@ func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (chatMe
 		}
 	}
 	msg := chatMessage{Role: "assistant"}
-	content := strings.Join(text, "")
+	pieces := text
 	if len(thinking) > 0 && reasoningField == "" {
-		t := strings.Join(thinking, "\n\n")
-		if content != "" {
-			content = t + "\n\n" + content
-		} else {
-			content = t
+		var joined []string
+		for i, t := range thinking {
+			if i > 0 {
+				joined = append(joined, "\n\n")
+			}
+			joined = append(joined, t)
 		}
+		if len(text) > 0 {
+			joined = append(joined, "\n\n")
+		}
+		pieces = append(joined, text...)
 	}
+	content := bl.join(pieces...)
 	if content != "" || c.requiresAssistantAfterToolResult {
 		msg.Content = content
 	}
 	for _, tc := range a.ToolCalls() {
 		msg.ToolCalls = append(msg.ToolCalls, chatToolCall{
 			ID:       completionsToolID(tc.ID, m, c),
-			Function: chatCallFunction{Name: tc.Name, Arguments: argumentsJSON(tc)},
+			Function: chatCallFunction{Name: tc.Name, Arguments: bl.str(argumentsJSON(tc))},
 			Type:     "function",
 		})
 	}
@@ -304,7 +318,7 @@ func completionsAssistant(a *ai.AssistantMessage, m *ai.Model, c compat) (chatMe
 		return chatMessage{}, false
 	}
 	if reasoningField != "" {
-		msg.extraKey, msg.extraValue = reasoningField, strings.Join(thinking, "\n")
+		msg.extraKey, msg.extraValue = reasoningField, bl.joinWith(thinking, "\n")
 	}
 	return msg, true
 }

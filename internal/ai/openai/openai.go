@@ -328,9 +328,20 @@ func inlineImages(ctx context.Context, f ai.ImageFetcher, req *ai.Request) (*ai.
 	return ai.InlineRequestImages(ctx, f, req)
 }
 
+// imageURLIn is imageURL with a long image in bl.
+func imageURLIn(c ai.Content, bl *blobs) string {
+	if c.URL != "" {
+		return c.URL
+	}
+	return bl.join("data:"+c.MimeType+";base64,", c.Data)
+}
+
 // toolResultText is the text of a tool result (a placeholder when it only
 // has images).
-func toolResultText(m *ai.ToolResultMessage) string {
+func toolResultText(m *ai.ToolResultMessage) string { return toolResultTextIn(m, nil) }
+
+// toolResultTextIn is toolResultText with a long text in bl.
+func toolResultTextIn(m *ai.ToolResultMessage, bl *blobs) string {
 	var parts []string
 	for _, c := range m.Content {
 		if c.Type == ai.ContentText {
@@ -345,7 +356,7 @@ func toolResultText(m *ai.ToolResultMessage) string {
 		}
 		return ""
 	}
-	return strings.Join(parts, "\n")
+	return bl.joinWith(parts, "\n")
 }
 
 func toolResultImages(m *ai.ToolResultMessage) []ai.Content {

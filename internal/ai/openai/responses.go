@@ -50,6 +50,10 @@ func (p *Responses) Stream(ctx context.Context, req *ai.Request, emit func(ai.As
 		return b.Fail(ctx, err)
 	}
 	params := responsesParams(req, resolveCompat(req.Model))
+	if chatgptToken(req) {
+		// A Sign in with ChatGPT token does not take a token limit.
+		params.MaxOutputTokens = param.Opt[int64]{}
+	}
 
 	var raw *http.Response
 	svc := responses.NewResponseService(clientOptions(p.HTTPClient, req, &raw)...)
@@ -62,6 +66,12 @@ func (p *Responses) Stream(ctx context.Context, req *ai.Request, emit func(ai.As
 		return b.Fail(ctx, &ai.ProviderError{Message: "connection error: no response"})
 	}
 	return (&responsesReader{b: b, items: map[int64]*itemState{}}).read(ctx, raw)
+}
+
+// chatgptToken reports whether the key of an openai request is a Sign in
+// with ChatGPT token (anything but an "sk-" API key), as pi decides.
+func chatgptToken(req *ai.Request) bool {
+	return req.Model.Provider == "openai" && req.APIKey != "" && !strings.HasPrefix(req.APIKey, "sk-")
 }
 
 // ---------------------------------------------------------------------------

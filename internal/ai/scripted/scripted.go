@@ -175,7 +175,14 @@ func (p *Provider) Remaining() int {
 // take reserves the turn for a request (see Turn.Match); -1 when none is
 // left.
 func (p *Provider) take(req *ai.Request) int {
-	text := req.SystemPrompt + "\n" + lastUserText(req.Messages)
+	text := ""
+	for _, t := range p.script.Turns {
+		if t.Match != "" {
+			// Only a script with matching turns reads the request's text.
+			text = req.SystemPrompt + "\n" + lastUserText(req.Messages)
+			break
+		}
+	}
 	for i, t := range p.script.Turns {
 		if !p.used[i] && t.Match != "" && strings.Contains(text, t.Match) {
 			p.used[i] = true

@@ -1,7 +1,6 @@
 package rpcmode
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/pisces-agent/pisces/internal/fetch"
@@ -92,7 +91,7 @@ func checkFields(cmd string, obj map[string]any) error {
 			return fmt.Errorf("Invalid field %q: expected %s, got %s", f.name, describe(f), k)
 		}
 		if len(f.enum) > 0 {
-			s := v.(string)
+			s, _ := v.(string)
 			okv := false
 			for _, e := range f.enum {
 				if e == s {
@@ -100,7 +99,7 @@ func checkFields(cmd string, obj map[string]any) error {
 				}
 			}
 			if !okv {
-				return fmt.Errorf("Invalid field %q: expected %s, got %q", f.name, describe(f), s)
+				return fmt.Errorf("Invalid field %q: expected %s, got %s", f.name, describe(f), quoted(v))
 			}
 		}
 		if f.name == "images" {
@@ -146,10 +145,10 @@ func checkImage(i int, v any) error {
 		}
 		switch so["type"] {
 		case "base64":
-			if _, ok := so["data"].(string); !ok {
+			if !isString(so["data"]) {
 				return fmt.Errorf("Missing field \"images[%d].source.data\": expected a string", i)
 			}
-			if _, ok := so["mediaType"].(string); !ok {
+			if !isString(so["mediaType"]) {
 				return fmt.Errorf("Missing field \"images[%d].source.mediaType\": expected a string", i)
 			}
 		case "url":
@@ -165,10 +164,10 @@ func checkImage(i int, v any) error {
 		}
 		return checkImageURL(fmt.Sprintf("images[%d].url", i), u)
 	}
-	if _, ok := obj["data"].(string); !ok {
+	if !isString(obj["data"]) {
 		return fmt.Errorf("Missing field \"images[%d].data\": expected a string", i)
 	}
-	if _, ok := obj["mimeType"].(string); !ok {
+	if !isString(obj["mimeType"]) {
 		return fmt.Errorf("Missing field \"images[%d].mimeType\": expected a string", i)
 	}
 	return nil
@@ -177,6 +176,9 @@ func checkImage(i int, v any) error {
 // checkImageURL checks an image URL: a string that internal/fetch would
 // fetch (http or https).
 func checkImageURL(name string, v any) error {
+	if n, ok := v.(longString); ok {
+		return fmt.Errorf("Invalid field %q: a URL of %d bytes is too long", name, int(n))
+	}
 	s, ok := v.(string)
 	if !ok {
 		if v == nil {
@@ -186,14 +188,6 @@ func checkImageURL(name string, v any) error {
 	}
 	if err := fetch.CheckURL(s); err != nil {
 		return fmt.Errorf("Invalid field %q: %v", name, err)
-	}
-	return nil
-}
-
-// decode unmarshals a validated command line into v.
-func decode(line []byte, v any) error {
-	if err := json.Unmarshal(line, v); err != nil {
-		return fmt.Errorf("Invalid command: %v", err)
 	}
 	return nil
 }

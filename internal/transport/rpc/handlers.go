@@ -174,21 +174,23 @@ func (d *arrayData) WriteTo(w io.Writer) (int64, error) {
 
 // message reads the members of a prompt, steer, follow_up or
 // abort_and_prompt from the line as Handle decoded and checked it, so that
-// the line is not decoded twice; only images, which need their own types,
-// are decoded from the line.
+// a short line is not decoded twice. Images, which need their own types,
+// and a long message (the envelope keeps only its length) are decoded
+// from the line, once, by decode.
 func (s *call) message(line []byte) (msg, behavior string, imgs []rpc.ImageInput, err error) {
-	msg, _ = s.obj["message"].(string)
+	msg, short := s.obj["message"].(string)
 	behavior, _ = s.obj["streamingBehavior"].(string)
-	if s.obj["images"] != nil {
-		var c struct {
-			Images []rpc.ImageInput `json:"images"`
-		}
-		if err := decode(line, &c); err != nil {
-			return "", "", nil, err
-		}
-		imgs = c.Images
+	if s.obj["images"] == nil && short {
+		return msg, behavior, nil, nil
 	}
-	return msg, behavior, imgs, nil
+	var c struct {
+		Message string           `json:"message"`
+		Images  []rpc.ImageInput `json:"images"`
+	}
+	if err := decode(line, &c); err != nil {
+		return "", "", nil, err
+	}
+	return c.Message, behavior, c.Images, nil
 }
 
 func (s *call) prompt(line []byte) (any, error) {

@@ -38,12 +38,19 @@ type Options struct {
 	// session's store in place, the one-client behaviour of stdio.
 	Sessions Sessions
 	// MaxQueue bounds the frames waiting for this client (after deltas
-	// were merged); past it OnOverflow runs once and nothing more is
-	// queued. 0: no bound (stdio, whose one client is the only reader).
+	// were merged); past it, or past QueueLimit bytes, OnOverflow runs
+	// once and nothing more is queued. 0: no bound (stdio, whose one
+	// client is the only reader: QueueLimit paces the run instead).
 	MaxQueue int
 	// OnOverflow is called (from the goroutine that queued the frame, which
-	// must not wait) when the client cannot keep up with MaxQueue.
+	// must not wait) when the client cannot keep up with MaxQueue or
+	// QueueLimit.
 	OnOverflow func()
+	// QueueLimit is how many bytes of output (about) may wait for a client
+	// that does not read: past it the run waits for a client without
+	// MaxQueue (stdio), and a client with MaxQueue is cut off as past
+	// MaxQueue (web). 0 means DefaultQueueLimit, a negative value no limit.
+	QueueLimit int64
 }
 
 // Server is the protocol side of one connection: its output queue, the
@@ -56,6 +63,7 @@ type Server struct {
 	mu        sync.Mutex
 	hub       *Hub
 	unsub     func()
+	unpace    func() // leaves the session's pacers (see paced)
 	detached  bool
 	finishing bool        // Finish has begun: no new command starts
 	overflow  atomic.Bool // past MaxQueue: nothing more is queued
@@ -84,7 +92,11 @@ func NewConn(hub *Hub, out io.Writer, opts Options) *Server {
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
-	s := &Server{opts: opts, w: newWriter(out, opts.DeltaInterval, opts.Stderr), sessions: opts.Sessions, hub: hub}
+	w := newWriter(out, opts.DeltaInterval, opts.Stderr)
+	if opts.QueueLimit != 0 {
+		w.limit = opts.QueueLimit
+	}
+	s := &Server{opts: opts, w: w, sessions: opts.Sessions, hub: hub}
 	if s.sessions == nil {
 		s.sessions = inPlace{}
 	}
@@ -121,6 +133,10 @@ func (s *Server) attach(h *Hub, reason string) {
 	if s.unsub != nil {
 		s.unsub()
 	}
+	if s.unpace != nil {
+		s.unpace()
+		s.unpace = nil
+	}
 	s.hub = h
 	if reason != "" && !s.full() {
 		s.w.event(h.sess.SessionChangedEvent(reason))
@@ -129,6 +145,13 @@ func (s *Server) attach(h *Hub, reason string) {
 		s.w.raw(uiRequest(newUIID(), "notify", map[string]any{"message": "Read-only session: " + ro, "notifyType": "warning"}))
 	}
 	s.unsub = h.sess.Subscribe(s.onEvent)
+	if s.paced() {
+		// This client is the session's only reader (stdio): past the
+		// queue's limit the run and the user bash command wait for it
+		// (never the goroutine that reads commands, which keeps reading,
+		// so abort and extension_ui_response get through).
+		s.unpace = h.sess.Pace(s.w.waitRoom)
+	}
 	s.mu.Unlock()
 	if old != nil && old != h {
 		old.remove(s)
@@ -149,6 +172,10 @@ func (s *Server) detach() {
 	if s.unsub != nil {
 		s.unsub()
 		s.unsub = nil
+	}
+	if s.unpace != nil {
+		s.unpace()
+		s.unpace = nil
 	}
 	s.mu.Unlock()
 	if h != nil {
@@ -224,7 +251,13 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 		stopped = true
 		handling.Unlock()
 	}
-	s.wg.Wait()
+	if eof {
+		s.wg.Wait()
+	} else {
+		// A shutdown: the commands in flight were aborted with the run;
+		// their answers get a moment, as the output does below.
+		waitWithin(&s.wg, ShutdownFlush)
+	}
 	// Nobody is left to answer a trust question still open (an answer
 	// already read is kept and stored).
 	h = s.Hub()
@@ -235,8 +268,34 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 		h.sess.WaitIdle()
 	}
 	s.detach()
-	s.w.close()
+	if eof {
+		s.w.close()
+	} else {
+		// Over stdio the client may have stopped reading: the process
+		// must still exit (within 3 s of a signal), so the queued output
+		// gets ShutdownFlush to go out and the rest is left behind.
+		s.w.closeWithin(ShutdownFlush)
+	}
 	return err
+}
+
+// ShutdownFlush is how long Serve, stopped by a shutdown, waits for the
+// commands in flight and then for the queued output to be written.
+const ShutdownFlush = time.Second
+
+// waitWithin waits for wg, at most d.
+func waitWithin(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // Refuse answers a frame that is not a command at all (a binary
@@ -289,7 +348,15 @@ func (s *Server) queueRaw(b []byte) {
 	s.w.raw(b)
 }
 
-// full reports a client past MaxQueue, calling OnOverflow the first time.
+// paced reports whether the session's run waits for this client past the
+// queue's limit: a client without MaxQueue (stdio's one client). A client
+// with MaxQueue is disconnected instead (web), and never holds up a run
+// that other clients watch.
+func (s *Server) paced() bool { return s.opts.MaxQueue <= 0 && s.w.limit > 0 }
+
+// full reports a client past MaxQueue frames or past the queue's byte
+// limit, calling OnOverflow the first time. Only a client with MaxQueue
+// (web) can be full; it gets nothing more and is disconnected.
 func (s *Server) full() bool {
 	if s.opts.MaxQueue <= 0 {
 		return false
@@ -297,7 +364,7 @@ func (s *Server) full() bool {
 	if s.overflow.Load() {
 		return true
 	}
-	if s.w.pending() < s.opts.MaxQueue {
+	if frames, bytes := s.w.backlog(); frames < s.opts.MaxQueue && (s.w.limit <= 0 || bytes <= s.w.limit) {
 		return false
 	}
 	if s.overflow.CompareAndSwap(false, true) && s.opts.OnOverflow != nil {
@@ -351,26 +418,11 @@ type call struct {
 // dispatches it. It never waits for a run, a dialog answer or another
 // command: commands that may wait run in their own goroutines.
 func (s *Server) Handle(line []byte) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		s.w.response(&rpc.Response{Command: "parse", Error: "Failed to parse command: " + err.Error()})
-		return
-	}
-	if dec.More() {
-		// Keep the id of a readable first object, so the client can match.
-		id := ""
-		if obj, ok := v.(map[string]any); ok {
-			id, _ = idOf(obj)
-		}
-		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: "Failed to parse command: unexpected data after the JSON object (one command per line)"})
-		return
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := parseCommandObject(line)
 	if !ok {
-		s.w.response(&rpc.Response{Command: "parse", Error: fmt.Sprintf("Failed to parse command: expected a JSON object, got %s", jsonKind(v))})
-		return
+		if obj, ok = s.parseFailure(line); !ok {
+			return
+		}
 	}
 	id, idErr := idOf(obj)
 	typ, hasType := obj["type"]
@@ -535,6 +587,34 @@ func (s *Server) drainLane() {
 	}()
 }
 
+// parseFailure decodes a line that is not exactly one JSON object with
+// json.Decoder, whose errors word the response; it answers and returns
+// false, or returns the object when there was one after all.
+func (s *Server) parseFailure(line []byte) (map[string]any, bool) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		s.w.response(&rpc.Response{Command: "parse", Error: "Failed to parse command: " + err.Error()})
+		return nil, false
+	}
+	if dec.More() {
+		// Keep the id of a readable first object, so the client can match.
+		id := ""
+		if obj, ok := v.(map[string]any); ok {
+			id, _ = idOf(obj)
+		}
+		s.w.response(&rpc.Response{ID: id, Command: "parse", Error: "Failed to parse command: unexpected data after the JSON object (one command per line)"})
+		return nil, false
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		s.w.response(&rpc.Response{Command: "parse", Error: fmt.Sprintf("Failed to parse command: expected a JSON object, got %s", jsonKind(v))})
+		return nil, false
+	}
+	return obj, true
+}
+
 // slowCommands may wait (for a run to stop, a shell command, a model call):
 // they run concurrently, as pi runs every command, and their responses may
 // overtake or follow others. Everything else answers at once, in order.
@@ -660,7 +740,7 @@ func jsonKind(v any) string {
 		return "boolean"
 	case json.Number, float64:
 		return "number"
-	case string:
+	case string, longString:
 		return "string"
 	case []any:
 		return "array"

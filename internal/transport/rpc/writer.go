@@ -2,6 +2,7 @@ package rpcmode
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"strings"
 	"sync"
@@ -22,9 +23,15 @@ type frame struct {
 	block   blockKey
 	isDelta bool
 	first   bool // first delta of its block: goes out at once
-	// merged holds the text of the deltas merged into this frame (nil
-	// while it holds one delta): appending keeps merging linear.
-	merged *strings.Builder
+	// merged holds the deltas merged into this frame, in order (nil while
+	// it holds one delta): appending keeps merging linear, and the text is
+	// not copied until it is written (a client that stops reading lets it
+	// grow to the queue's limit).
+	merged []string
+
+	// size is about the number of bytes the frame will write (its text
+	// plus frameOverhead): what it counts against the queue's limit.
+	size int64
 }
 
 type blockKey struct {
@@ -35,12 +42,21 @@ type blockKey struct {
 
 // writer serialises every outgoing line onto stdout from one goroutine.
 //
-// Slow clients: the queue is unbounded, so the agent never blocks on
-// stdout. Consecutive deltas of one content block that are still queued are
-// merged into one message_update (the first delta of a block goes out at
+// Slow clients: queueing a frame never blocks, whoever queues it (the core
+// publishes events under its own locks, and the reading goroutine answers
+// commands). Consecutive deltas of one content block that are still queued
+// are merged into one message_update (the first delta of a block goes out at
 // once; later ones wait up to the delta interval so that more can join).
 // Nothing is dropped or reordered, and *_end events still carry the whole
 // content. With interval 0 no merging happens (one frame per chunk, as pi).
+//
+// Past the limit (bytes queued, counted as about what the frames will
+// write), the producers of event streams wait in waitRoom — the core calls
+// it between the events of a run and of a user bash command, holding no
+// lock — until the client has read the queue back under the limit, or
+// their context is cancelled (abort). So a client that stops reading holds
+// the run back instead of growing the process; responses and the events of
+// commands are still queued at once, and stdin is still read.
 type writer struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -65,12 +81,21 @@ type writer struct {
 	// the interval (tests queue frames behind the waiting delta).
 	onWait func()
 
+	limit      int64      // bytes queued past which waitRoom waits (<= 0: never)
+	queued     int64      // about the bytes the queued frames will write
+	peak       int64      // the most queued so far (tests)
+	room       *sync.Cond // signalled when queued falls to the limit
+	waiting    int        // producers in waitRoom
+	onRoomWait func()     // tests: called (with mu held) when a producer starts waiting
+
 	// tryWrite, when set (the output is a pipe), writes a short line only
 	// if the pipe takes it at once. A response handed in while nothing
 	// is queued or being written is then written by the goroutine that
 	// made it (direct), which saves the writer's wake-up: an answer no
 	// longer waits for the scheduler to run the writer after whatever
 	// the command started (a run preparing its first model request).
+	// A response written directly never enters the queue, so it never
+	// counts against the limit.
 	tryWrite func(b []byte) (bool, error)
 	dbuf     []byte // the direct line (the goroutine holding direct only)
 	loopBusy bool   // the loop is writing a frame it took from the queue
@@ -80,11 +105,20 @@ type writer struct {
 	directs int64 // of which written directly (tests)
 	err     error
 	buf     []byte   // reused to encode events (loop goroutine only)
+	sp      *splicer // writes frames of megabytes in pieces (loop goroutine only)
 	free    []*frame // written frames, for reuse (at most maxFreeFrames)
 }
 
 // maxFreeFrames bounds the written frames kept for reuse.
 const maxFreeFrames = 64
+
+// DefaultQueueLimit is how much output (bytes, about) may wait for a slow
+// client before the run waits for it.
+const DefaultQueueLimit = 64 << 20
+
+// frameOverhead is what a queued frame counts besides its text: the frame
+// and event structs and the JSON members around the text.
+const frameOverhead = 256
 
 func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 	return newWriterOnWait(w, interval, errOut, nil)
@@ -94,6 +128,7 @@ func newWriter(w io.Writer, interval time.Duration, errOut io.Writer) *writer {
 func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWait func()) *writer {
 	wr := &writer{
 		onWait:    onWait,
+		limit:     DefaultQueueLimit,
 		done:      make(chan struct{}),
 		out:       bufio.NewWriterSize(w, 64<<10),
 		dst:       w,
@@ -104,6 +139,7 @@ func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWa
 		tryWrite:  pipeTryWrite(w),
 	}
 	wr.cond = sync.NewCond(&wr.mu)
+	wr.room = sync.NewCond(&wr.mu)
 	go wr.loop()
 	return wr
 }
@@ -139,14 +175,17 @@ func (w *writer) event(ev rpc.Event) {
 						cp := *prev
 						prev = &cp
 						last.ev = prev
-						last.merged = &strings.Builder{}
-						last.merged.WriteString(prev.AssistantMessageEvent.Delta)
+						last.merged = []string{prev.AssistantMessageEvent.Delta}
 					}
-					last.merged.WriteString(ame.Delta)
+					last.merged = append(last.merged, ame.Delta)
+					grow := int64(len(ame.Delta))
 					prev.Usage = e.Usage
 					if e.Partial != nil {
+						grow += int64(messageSize(e.Partial)) - int64(messageSize(prev.Partial))
 						prev.Partial = e.Partial
 					}
+					last.size += grow
+					w.countLocked(grow)
 					return
 				}
 			}
@@ -163,8 +202,44 @@ func (w *writer) event(ev rpc.Event) {
 		queued = new(frame)
 	}
 	*queued = f
+	queued.size = eventCost(ev)
 	w.queue = append(w.queue, queued)
+	w.countLocked(queued.size)
 	w.signalLocked()
+}
+
+// countLocked adds n bytes to the queued count.
+func (w *writer) countLocked(n int64) {
+	w.queued += n
+	if w.queued > w.peak {
+		w.peak = w.queued
+	}
+}
+
+// waitRoom returns once the queue holds no more than the limit, or the
+// writer is closed, or ctx is done. Producers call it between events,
+// holding no lock; queueing itself never waits.
+func (w *writer) waitRoom(ctx context.Context) {
+	w.mu.Lock()
+	if w.limit <= 0 || w.queued <= w.limit || w.closed || ctx.Err() != nil {
+		w.mu.Unlock()
+		return
+	}
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.room.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stop()
+	w.waiting++
+	if w.onRoomWait != nil {
+		w.onRoomWait()
+	}
+	for w.queued > w.limit && !w.closed && ctx.Err() == nil {
+		w.room.Wait()
+	}
+	w.waiting--
+	w.mu.Unlock()
 }
 
 func deltaTypeOf(endType string) string {
@@ -198,6 +273,14 @@ func (w *writer) pending() int {
 	return len(w.queue)
 }
 
+// backlog returns the frames waiting to be written and about the bytes
+// they will write.
+func (w *writer) backlog() (frames int, bytes int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue), w.queued
+}
+
 // raw queues pre-encoded JSON.
 func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
 
@@ -212,6 +295,13 @@ func (w *writer) signalLocked() {
 }
 
 func (w *writer) push(f *frame) {
+	f.size = frameOverhead + int64(len(f.raw))
+	if f.resp != nil {
+		f.size += int64(len(f.resp.Data)) + int64(len(f.resp.Error))
+		if f.body != nil {
+			f.size += int64(f.body.SizeHint())
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -228,10 +318,12 @@ func (w *writer) push(f *frame) {
 		w.direct = false
 		if !written {
 			// The pipe is too full to take it at once: the loop
-			// writes it, ahead of what was queued meanwhile.
+			// writes it, ahead of what was queued meanwhile, and it
+			// counts as queued from now on.
 			w.queue = append(w.queue, nil)
 			copy(w.queue[1:], w.queue)
 			w.queue[0] = f
+			w.countLocked(f.size)
 		}
 		if len(w.queue) > 0 || w.closed {
 			w.signalLocked()
@@ -239,6 +331,7 @@ func (w *writer) push(f *frame) {
 		return
 	}
 	w.queue = append(w.queue, f)
+	w.countLocked(f.size)
 	w.signalLocked()
 }
 
@@ -285,8 +378,29 @@ func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.signalLocked()
+	w.room.Broadcast()
 	w.mu.Unlock()
 	<-w.done
+}
+
+// closeWithin is close for a shutdown: it waits at most d for what is
+// queued to be written and reports whether it was. A client that does not
+// read cannot hold the process: the writer's goroutine is left in its
+// write, and what it has not written is lost with the process.
+func (w *writer) closeWithin(d time.Duration) bool {
+	w.mu.Lock()
+	w.closed = true
+	w.signalLocked()
+	w.room.Broadcast()
+	w.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func (w *writer) loop() {
@@ -296,6 +410,10 @@ func (w *writer) loop() {
 		w.mu.Lock()
 		w.loopBusy = false
 		if written != nil {
+			w.queued -= written.size
+			if w.waiting > 0 && w.queued <= w.limit {
+				w.room.Broadcast()
+			}
 			// Nothing refers to a written frame any more: keep it for
 			// the next event (one frame per delta at interval 0).
 			if len(w.free) < maxFreeFrames {
@@ -386,10 +504,28 @@ func (w *writer) write(f *frame) {
 		w.mu.Unlock()
 		return
 	default:
-		if f.merged != nil {
-			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = f.merged.String()
+		if f.size >= spliceMin {
+			if done, err := w.writeSpliced(f.ev, f.merged); done {
+				if err != nil {
+					io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
+					return
+				}
+				w.mu.Lock()
+				w.frames++
+				w.mu.Unlock()
+				return
+			}
 		}
-		b, err = rpc.AppendEvent(w.buf[:0], f.ev)
+		if f.merged != nil {
+			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = strings.Join(f.merged, "")
+		}
+		buf := w.buf[:0]
+		if f.size > maxReusedBuf {
+			// A large event (a long prompt's message_end, say) is encoded
+			// into a buffer of about its size, not grown to it by copies.
+			buf = make([]byte, 0, f.size+f.size/8)
+		}
+		b, err = rpc.AppendEvent(buf, f.ev)
 		if cap(b) <= maxReusedBuf {
 			w.buf = b
 		}

@@ -117,8 +117,9 @@ func TestDirectResponsesKeepOrder(t *testing.T) {
 
 // A client that does not read its output never stops a response from
 // being handed in: once the pipe is too full, responses are queued for
-// the writer's goroutine, and nothing is lost or reordered when the client
-// reads again.
+// the writer's goroutine (and counted against the queue's byte limit, as
+// the responses written directly are not), and nothing is lost or
+// reordered when the client reads again.
 func TestDirectNeverWaitsForTheReader(t *testing.T) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -141,15 +142,26 @@ func TestDirectNeverWaitsForTheReader(t *testing.T) {
 		t.Fatal("handing in responses waited for the client to read")
 	}
 	w.mu.Lock()
-	directs := w.directs
+	directs, peak := w.directs, w.peak
 	w.mu.Unlock()
 	if directs == 0 || directs == n {
 		t.Errorf("%d of %d responses written directly: want the first ones (the pipe is empty), not all", directs, n)
+	}
+	// Only the responses that went through the queue count against its
+	// byte limit: those written directly never were queued.
+	if per := int64(frameOverhead + len(data)); peak > (n-directs)*per {
+		t.Errorf("peak of %d bytes queued, more than the %d responses not written directly make (%d)", peak, n-directs, (n-directs)*per)
 	}
 	got := readPipe(t, pr)
 	w.close()
 	pw.Close()
 	lines := <-got
+	w.mu.Lock()
+	queued := w.queued
+	w.mu.Unlock()
+	if queued != 0 {
+		t.Errorf("%d bytes still counted as queued once everything was written", queued)
+	}
 	if len(lines) != n {
 		t.Fatalf("%d lines, want %d", len(lines), n)
 	}
