@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
@@ -15,7 +16,10 @@ import (
 // the client has answered the dialog: stdin is still read meanwhile (the
 // dialog's answer arrives on it), and a quick command sent after the
 // prompt is answered after it.
-func TestInputHookDialogDoesNotStopReading(t *testing.T) {
+// askingSession is a session whose extension's input hook asks the client
+// to confirm every prompt (its answer decides whether the prompt is sent).
+func askingSession(t *testing.T) (*core.Session, *extensions.Host) {
+	t.Helper()
 	dir := t.TempDir()
 	host, errs := extensions.Load(extensions.Options{AgentDir: filepath.Join(dir, "agent"), Cwd: dir, NoDiscovery: true, Log: io.Discard})
 	if len(errs) > 0 {
@@ -44,6 +48,11 @@ func TestInputHookDialogDoesNotStopReading(t *testing.T) {
 	}
 	t.Cleanup(func() { sess.Close() })
 
+	return sess, host
+}
+
+func TestInputHookDialogDoesNotStopReading(t *testing.T) {
+	sess, host := askingSession(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	srv := New(sess, outW, Options{Stderr: io.Discard})
@@ -81,4 +90,46 @@ func TestInputHookDialogDoesNotStopReading(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A shutdown while a prompt's input hook waits for a dialog nobody
+// answers: the lane's goroutine is counted with the commands in flight,
+// and Serve gives them ShutdownFlush, then returns (it does not wait for
+// the dialog).
+func TestShutdownWithALaneCommandWaitingForADialog(t *testing.T) {
+	sess, host := askingSession(t)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	srv := New(sess, outW, Options{Stderr: io.Discard})
+	host.SetUI(srv.UI())
+	stop := make(chan struct{})
+	served := make(chan struct{})
+	go func() {
+		if err := srv.Serve(inR, stop); err != nil {
+			t.Error(err)
+		}
+		close(served)
+	}()
+	out := frames(t, outR)
+	next(t, out, "ready")
+	go io.WriteString(inW, `{"id":"p1","type":"prompt","message":"hello"}`+"\n")
+	next(t, out, "extension_ui_request")
+	srv.lane.mu.Lock()
+	onLane := srv.lane.running
+	srv.lane.mu.Unlock()
+	if !onLane {
+		t.Fatal("the prompt with an input hook is not running on the lane")
+	}
+	// What the program does on SIGTERM: abort, then stop Serve.
+	sess.Abort()
+	start := time.Now()
+	close(stop)
+	within(t, "Serve returning after the stop", served)
+	d := time.Since(start)
+	t.Logf("Serve returned %v after the stop", d)
+	if d < ShutdownFlush {
+		t.Errorf("Serve returned %v after the stop: it should have given the prompt in flight %v", d, ShutdownFlush)
+	}
+	outW.Close()
 }
