@@ -17,7 +17,8 @@ type CommandInfo struct {
 	// cycle_thinking_level when there is nothing to cycle).
 	DataNullable bool
 	// DataOptional is set when a success response may lack data (prompt and
-	// abort_and_prompt on the legacy wire are acknowledged without it).
+	// abort_and_prompt on the legacy wire and oh-my-pi's are acknowledged
+	// without it).
 	DataOptional bool
 	// AliasOf names the current command an older name stands for (pi's
 	// names before January 2026, oh-my-pi's, set_entry_label); "" for
@@ -88,6 +89,12 @@ func Commands() []CommandInfo {
 		{Name: CmdExportHTML, Doc: "Export the current branch as one self-contained HTML file.", Command: ExportHTMLCommand{}, Data: PathData{}},
 		{Name: CmdListDirectory, Doc: "The directories in a directory (dotfiles hidden, sorted; \"\" is home): a web UI's project picker.", Command: ListDirectoryCommand{}, Data: ListDirectoryData{}},
 		{Name: CmdReloadResources, Doc: "Reload settings, templates, skills, rules and context files; data lists the commands.", Command: SimpleCommand{}, Data: CommandsData{}},
+
+		{Name: CmdNegotiateProtocol, Doc: "Switch this connection to protocol v2, oh-my-pi's wire (protocolVersion must be 2).", Command: NegotiateProtocolCommand{}, Data: ProtocolData{}},
+		{Name: CmdGetAvailableCommands, Doc: "The slash commands as oh-my-pi lists them: name, source, description, input hint.", Command: SimpleCommand{}, Data: AvailableCommandsData{}},
+		{Name: CmdOpenSession, Doc: "Continue the newest non-empty session of a session directory, or start one there.", Command: OpenSessionCommand{}, Data: OpenSessionData{}},
+		{Name: CmdSetEventFilter, Doc: "Select the session events this connection gets (null: all).", Command: SetEventFilterCommand{}, Data: EventFilterData{}},
+		{Name: CmdGetMessagesPage, Doc: "One page of the context's messages (at most limit, about 768 KiB), with a cursor to the next.", Command: GetMessagesPageCommand{}, Data: MessagesPageData{}},
 	}
 }
 
@@ -102,6 +109,9 @@ type EventInfo struct {
 	// Legacy is set for events only the older wire (--rpc-compat legacy)
 	// sends.
 	Legacy bool
+	// OMP is set for frames only oh-my-pi's wire sends (after
+	// negotiate_protocol, or with --rpc-compat omp).
+	OMP bool
 }
 
 // Events lists every event type, in the order of the constants.
@@ -138,6 +148,12 @@ func Events() []EventInfo {
 		{Name: EventSummarizationRetryScheduled, Doc: "A summary model call (compaction or branch summary) failed transiently and will be made again after delayMs.", Event: &SummarizationRetryScheduledEvent{}},
 		{Name: EventSummarizationRetryAttemptStart, Doc: "The retried summary call starts: source \"compaction\" with the compaction's reason, or \"branchSummary\".", Event: &SummarizationRetryAttemptStartEvent{}},
 		{Name: EventSummarizationRetryFinished, Doc: "The retries of a summary call are over (it succeeded, failed or was aborted).", Event: &SummarizationRetryFinishedEvent{}},
+		{Name: EventPromptResult, Doc: "How the work of an accepted prompt or abort_and_prompt ended (id is the command's).", Event: &PromptResultEvent{}, OMP: true},
+		{Name: EventSessionSettled, Doc: "The session is idle with nothing queued, after the last prompt_result of a stretch of work.", Event: &SessionSettledEvent{}, OMP: true},
+		{Name: EventRPCChunk, Doc: "One piece of a frame larger than 1 MiB (protocol v2).", Event: &RPCChunkEvent{}, OMP: true},
+		{Name: EventAvailableCommandsUpdate, Doc: "The slash commands (as get_available_commands lists them), after the switch to oh-my-pi's wire, a session change or reload_resources.", Event: &AvailableCommandsUpdateEvent{}, OMP: true},
+		{Name: EventModelChanged, Doc: "The model changed (set_model, cycle_model); get_state has the new one.", Event: &ModelChangedEvent{}, OMP: true},
+		{Name: EventRPCFrameError, Doc: "Replaces a frame larger than 64 MiB (protocol v2).", Event: &RPCFrameErrorEvent{}, OMP: true},
 	}
 }
 

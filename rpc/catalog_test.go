@@ -56,7 +56,11 @@ func TestCatalogCoversConstants(t *testing.T) {
 			t.Errorf("command %q is an alias of %q, which is not listed before it", c.Name, c.AliasOf)
 		}
 	}
-	for name, v := range constants(t, "commands.go", "Cmd") {
+	cmds := constants(t, "commands.go", "Cmd")
+	for name, v := range constants(t, "omp.go", "Cmd") {
+		cmds[name] = v
+	}
+	for name, v := range cmds {
 		if !listed[v] {
 			t.Errorf("%s (%q) is missing from rpc.Commands()", name, v)
 		}
@@ -71,7 +75,11 @@ func TestCatalogCoversConstants(t *testing.T) {
 			t.Errorf("event %q: its struct reports %q", e.Name, e.Event.EventType())
 		}
 	}
-	for name, v := range constants(t, "events.go", "Event") {
+	evs := constants(t, "events.go", "Event")
+	for name, v := range constants(t, "omp.go", "Event") {
+		evs[name] = v
+	}
+	for name, v := range evs {
 		if !events[v] {
 			t.Errorf("%s (%q) is missing from rpc.Events()", name, v)
 		}

@@ -205,6 +205,9 @@ type Response struct {
 	Success bool            `json:"success"`
 	Data    json.RawMessage `json:"data,omitempty"`
 	Error   string          `json:"error,omitempty"`
+	// Code classifies some failures on oh-my-pi's wire (CodeSessionBusy,
+	// CodeStaleCursor).
+	Code string `json:"code,omitempty"`
 }
 
 // MarshalJSON writes {id?, type, command, success, data?} or
@@ -243,13 +246,20 @@ func (r Response) Frame() (head, tail []byte) {
 	if r.Error != "" || !r.Success {
 		t = append(t, `,"error":`...)
 		t = append(t, jsonx.MustMarshal(r.Error)...)
+		if r.Code != "" {
+			t = append(t, `,"code":`...)
+			t = append(t, jsonx.MustMarshal(r.Code)...)
+		}
 	}
 	return b, append(t, '}')
 }
 
 // PromptData is the data of a prompt, steer or follow_up response.
+// On oh-my-pi's wire a prompt's response has no data, or only
+// agentInvoked:false when no run was started (an extension command).
 type PromptData struct {
-	Disposition string `json:"disposition"`
+	Disposition  string `json:"disposition,omitempty"`
+	AgentInvoked *bool  `json:"agentInvoked,omitempty"`
 }
 
 // SessionState is get_state's data (pi's RpcSessionState plus the pisces
@@ -273,6 +283,8 @@ type SessionState struct {
 	QueueMode             string    `json:"queueMode"`
 	// TodoPhases is the todo plan (the pisces fork's field).
 	TodoPhases json.RawMessage `json:"todoPhases"`
+	// IsSettled (oh-my-pi's wire only): no run, nothing queued.
+	IsSettled *bool `json:"isSettled,omitempty"`
 }
 
 // MessagesData is get_messages' data.
@@ -640,6 +652,9 @@ type HostToolDef struct {
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Hidden      bool            `json:"hidden,omitempty"`
+	// LoadMode is "essential" (the default: active, offered to the model)
+	// or "discoverable" (registered but not active until set_active_tools).
+	LoadMode string `json:"loadMode,omitempty"`
 }
 
 // SetHostToolsCommand replaces the host tools.

@@ -90,8 +90,14 @@ const (
 )
 
 // ReadyEvent is the first line of RPC mode.
+// On stdio it advertises protocol v2 (oh-my-pi's wire, negotiated with
+// negotiate_protocol); pi's clients ignore the extra members.
 type ReadyEvent struct {
-	Type string `json:"type"`
+	Type                      string `json:"type"`
+	ProtocolVersion           int    `json:"protocolVersion,omitempty"`
+	SupportedProtocolVersions []int  `json:"supportedProtocolVersions,omitempty"`
+	MaxFrameBytes             int    `json:"maxFrameBytes,omitempty"`
+	MaxReassembledFrameBytes  int    `json:"maxReassembledFrameBytes,omitempty"`
 }
 
 // AgentStartEvent opens a run.
@@ -392,6 +398,8 @@ type SessionInfoChangedEvent struct {
 type ThinkingLevelChangedEvent struct {
 	Type  string `json:"type"`
 	Level string `json:"level"`
+	// ThinkingLevel repeats Level on oh-my-pi's wire (its name there).
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 }
 
 // ExtensionErrorEvent reports a failing extension (hook_error on the legacy

@@ -191,8 +191,8 @@ func ParseArgs(argv []string) (*Args, error) {
 			a.Script, err = value()
 		case "--rpc-compat":
 			if v, err = value(); err == nil {
-				if v != "legacy" && v != "current" {
-					err = usagef("Invalid --rpc-compat %q: expected legacy or current", v)
+				if v != "legacy" && v != "current" && v != "omp" {
+					err = usagef("Invalid --rpc-compat %q: expected legacy, current or omp", v)
 				}
 				a.RPCCompat = v
 			}
@@ -453,6 +453,9 @@ Project trust (whether the files in the project's .pisces/ are used):
 RPC:
   --rpc-compat legacy         the older wire (immediate prompt ack, auto_compaction_*,
                               hook_error, message_update snapshots)
+  --rpc-compat omp            oh-my-pi's wire from the start (prompt_result,
+                              session_settled, omp's event names); its client
+                              negotiates it itself (protocol v2)
   --rpc-delta-interval MS     merge text deltas within this window (default 16; 0 = never)
   --print-schema              print the JSON Schema of the protocol
 

@@ -24,6 +24,7 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 	srv := rpcmode.New(sess, stdio.Stdout, rpcmode.Options{
 		DeltaInterval: a.RPCDeltaInterval,
 		Legacy:        a.RPCCompat == "legacy",
+		OMP:           a.RPCCompat == "omp",
 		Stderr:        stdio.Stderr,
 		OnReady: func(srv *rpcmode.Server) {
 			if env.extensions != nil {

@@ -69,6 +69,7 @@ func runWeb(env *environment, stdio IO) int {
 		RPC: rpcmode.Options{
 			DeltaInterval: a.RPCDeltaInterval,
 			Legacy:        a.RPCCompat == "legacy",
+			OMP:           a.RPCCompat == "omp",
 			Stderr:        stdio.Stderr,
 		},
 		Log: stdio.Stderr,

@@ -137,6 +137,9 @@ type Options struct {
 type Session struct {
 	opts Options
 	log  io.Writer
+	// snapshotViewers counts the subscribers that want message_update
+	// snapshots (oh-my-pi's wire); see WantSnapshots.
+	snapshotViewers atomic.Int32
 
 	mu             sync.Mutex
 	cwd            string
@@ -303,6 +306,23 @@ func (s *Session) hasThinkingEntry() bool {
 	}
 	return false
 }
+
+// WantSnapshots tells the session that one more (on) or one fewer
+// subscriber wants message_update events to carry the message as it stands
+// (Partial): oh-my-pi's wire sends it in every update. The snapshots cost a
+// copy of the message per update, so they are made only while someone
+// wants them (or always with Options.LegacyWire), from the next run.
+func (s *Session) WantSnapshots(on bool) {
+	if on {
+		s.snapshotViewers.Add(1)
+	} else {
+		s.snapshotViewers.Add(-1)
+	}
+}
+
+// SnapshotViewers is the number of subscribers that want message_update
+// snapshots (WantSnapshots).
+func (s *Session) SnapshotViewers() int { return int(s.snapshotViewers.Load()) }
 
 // Subscribe registers fn for every event. fn is called synchronously, in
 // event order, from whichever goroutine emits; it must not block and must

@@ -478,7 +478,7 @@ func (s *Session) hideFailed(failed *ai.AssistantMessage) {
 func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered bool) agent.Result {
 	s.mu.Lock()
 	model, level, store := s.model, s.thinking, s.store
-	legacy := s.opts.LegacyWire
+	legacy := s.opts.LegacyWire || s.snapshotViewers.Load() > 0
 	s.mu.Unlock()
 	entry, _ := s.opts.Models.Provider(model.Provider)
 	key := s.opts.APIKey
@@ -643,10 +643,17 @@ func (s *Session) retryAllowed(m *ai.AssistantMessage, attempt int) bool {
 	if !enabled || attempt >= s.opts.Settings.RetryMaxRetries() {
 		return false
 	}
-	if isContextOverflow(m.ErrorMessage) {
+	if max := time.Duration(s.opts.Settings.RetryMaxDelayMs()) * time.Millisecond; m.RetryAfter > max {
 		return false
 	}
-	if max := time.Duration(s.opts.Settings.RetryMaxDelayMs()) * time.Millisecond; m.RetryAfter > max {
+	return IsTransient(m)
+}
+
+// IsTransient reports whether a failed model call is of the kind auto-retry
+// retries: a timeout, conflict, rate limit or server error, or a message
+// that names an overload or a network failure (never a context overflow).
+func IsTransient(m *ai.AssistantMessage) bool {
+	if isContextOverflow(m.ErrorMessage) {
 		return false
 	}
 	switch st := m.ErrorStatus; {

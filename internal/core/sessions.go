@@ -108,6 +108,21 @@ func (s *Session) NewSession(parentSession string) error {
 // decision (a project nothing has decided yet is not trusted until
 // ResolveTrust asks).
 func (s *Session) NewSessionIn(cwd, parentSession string) error {
+	return s.newSession(cwd, parentSession, "")
+}
+
+// NewSessionInDir aborts any run and starts a new session whose file is
+// written in the session directory dir (created when missing) rather than
+// the project's: oh-my-pi's open_session of a directory with no session.
+func (s *Session) NewSessionInDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("Invalid session directory %q: %v", dir, err)
+	}
+	return s.newSession("", "", abs)
+}
+
+func (s *Session) newSession(cwd, parentSession, dir string) error {
 	if cwd != "" {
 		abs, err := filepath.Abs(cwd)
 		if err != nil {
@@ -129,7 +144,10 @@ func (s *Session) NewSessionIn(cwd, parentSession string) error {
 	if moved {
 		s.reloadProject()
 	}
-	st, err := session.New(session.Options{Dir: s.sessionDir(), Cwd: s.Cwd(), InMemory: s.opts.InMemory, ParentSession: parentSession})
+	if dir == "" {
+		dir = s.sessionDir()
+	}
+	st, err := session.New(session.Options{Dir: dir, Cwd: s.Cwd(), InMemory: s.opts.InMemory, ParentSession: parentSession})
 	if err != nil {
 		return err
 	}

@@ -163,3 +163,20 @@ func (a *JSONArray) WriteTo(w io.Writer) (int64, error) {
 	}
 	return n, err
 }
+
+// Elements returns the JSON of each element, in order (slices of the
+// array's own bytes: not to be modified).
+func (a *JSONArray) Elements() [][]byte {
+	out := make([][]byte, 0, len(a.items))
+	prev, k := 0, 0
+	for _, e := range a.items {
+		if e != nil {
+			out = append(out, a.elem(e))
+			continue
+		}
+		out = append(out, a.enc[prev:a.ends[k]])
+		prev = a.ends[k]
+		k++
+	}
+	return out
+}

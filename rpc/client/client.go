@@ -15,6 +15,11 @@
 //
 // Requests are safe for concurrent use; responses are matched by id, so
 // they may arrive in any order.
+//
+// NegotiateProtocol switches the connection to protocol v2, oh-my-pi's wire
+// (docs/rpc.md): PromptAndWait then waits for the prompt's prompt_result,
+// and frames the server splits into rpc_chunk lines are put back together
+// before they are dispatched.
 package client
 
 import (
@@ -54,6 +59,9 @@ type CommandError struct {
 	Command string
 	// Message is the response's error member.
 	Message string
+	// Code is the response's code member (oh-my-pi's wire:
+	// rpc.CodeSessionBusy, rpc.CodeStaleCursor), "" when there is none.
+	Code string
 }
 
 func (e *CommandError) Error() string {
@@ -127,6 +135,9 @@ type Client struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	done      chan struct{} // closed when the reader has finished
+
+	omp    atomic.Bool // NegotiateProtocol succeeded: oh-my-pi's wire
+	chunks chunkReader // rpc_chunk reassembly (reader goroutine only)
 
 	queue     *eventQueue
 	events    chan Event
@@ -330,6 +341,14 @@ func (c *Client) dispatch(line []byte) {
 	if json.Unmarshal(line, &head) != nil {
 		return // not a protocol line; nothing can be done with it
 	}
+	if head.Type == rpc.EventRPCChunk {
+		// Protocol v2 splits frames over 1 MiB: the frame is handled once
+		// its last piece is in.
+		if whole := c.chunks.add(line); whole != nil {
+			c.dispatch(whole)
+		}
+		return
+	}
 	raw := json.RawMessage(append([]byte(nil), line...))
 	switch head.Type {
 	case rpc.EventReady:
@@ -467,7 +486,7 @@ func (c *Client) roundTrip(ctx context.Context, typ, id string, line []byte) (*r
 			return nil, c.closedErr()
 		}
 		if !resp.Success {
-			return resp, &CommandError{Command: resp.Command, Message: resp.Error}
+			return resp, &CommandError{Command: resp.Command, Message: resp.Error, Code: resp.Code}
 		}
 		return resp, nil
 	case <-ctx.Done():

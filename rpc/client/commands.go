@@ -263,8 +263,10 @@ func (c *Client) SetSessionName(ctx context.Context, name string) error {
 }
 
 // PromptAndWait sends a prompt and collects every event from the moment it
-// is sent until the next agent_settled (included). When the prompt is
-// handled without a run (an extension command), it returns at once. On
+// is sent until the next agent_settled (included), or on oh-my-pi's wire
+// (after NegotiateProtocol) until the prompt's own prompt_result
+// (included). When the prompt is handled without a run (an extension
+// command), it returns at once. On
 // error (a failed prompt, ctx done, the connection ending) it returns the
 // events collected so far with the error. The default timeout (WithTimeout)
 // bounds the whole run when ctx has no deadline. The events are also
@@ -277,14 +279,18 @@ func (c *Client) PromptAndWait(ctx context.Context, message string, images ...rp
 	}
 	sub := c.subscribe()
 	defer c.unsubscribe(sub)
-	d, err := c.Prompt(ctx, message, images...)
+	id := c.newID()
+	d, err := c.SendPrompt(ctx, rpc.PromptCommand{ID: id, Message: message, Images: images})
 	if err != nil {
 		evs, _ := sub.since(0)
 		return evs, err
 	}
-	if d != nil && d.Disposition == "handled" {
+	if d != nil && (d.Disposition == "handled" || (d.AgentInvoked != nil && !*d.AgentInvoked)) {
 		evs, _ := sub.since(0)
 		return evs, nil
+	}
+	if c.omp.Load() {
+		return c.waitPromptResult(ctx, sub, id)
 	}
 	// A started run is answered before its agent_start: an agent_settled
 	// seen before that belongs to earlier work.
@@ -313,6 +319,35 @@ func (c *Client) PromptAndWait(ctx context.Context, message string, images ...rp
 			// what arrived while ctx ended.
 			evs, _ := sub.since(len(out))
 			return append(out, evs...), fmt.Errorf("pisces rpc: waiting for agent_settled: %w", ctx.Err())
+		}
+	}
+}
+
+// waitPromptResult collects events until the prompt_result of prompt id
+// (oh-my-pi's wire), which is the last event returned.
+func (c *Client) waitPromptResult(ctx context.Context, sub *subscriber, id string) ([]Event, error) {
+	var out []Event
+	for {
+		evs, closed := sub.since(len(out))
+		for _, ev := range evs {
+			out = append(out, ev)
+			if ev.Type == rpc.EventPromptResult {
+				var r struct {
+					ID string `json:"id"`
+				}
+				if json.Unmarshal(ev.Raw, &r) == nil && r.ID == id {
+					return out, nil
+				}
+			}
+		}
+		if closed {
+			return out, fmt.Errorf("pisces rpc: waiting for prompt_result: %w", c.closedErr())
+		}
+		select {
+		case <-sub.notify:
+		case <-ctx.Done():
+			evs, _ := sub.since(len(out))
+			return append(out, evs...), fmt.Errorf("pisces rpc: waiting for prompt_result: %w", ctx.Err())
 		}
 	}
 }

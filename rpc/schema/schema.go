@@ -335,6 +335,9 @@ func (g *generator) eventDef(name string, e rpc.EventInfo) *obj {
 	if e.Legacy {
 		doc += " Sent only with --rpc-compat legacy."
 	}
+	if e.OMP {
+		doc += " Sent only on oh-my-pi's wire (after negotiate_protocol, or with --rpc-compat omp)."
+	}
 	return prepend(s, "description", doc)
 }
 

@@ -180,9 +180,10 @@ func TestStructure(t *testing.T) {
 }
 
 // TestRealOutputMatches runs the real binary with the scripted provider and
-// checks every command sent and every line received against the schema.
+// checks every command sent and every line received against the schema, on
+// pi's wire, the legacy wire and oh-my-pi's (--rpc-compat omp).
 func TestRealOutputMatches(t *testing.T) {
-	for _, wire := range []string{"", "legacy"} {
+	for _, wire := range []string{"", "legacy", "omp"} {
 		t.Run("wire="+wire, func(t *testing.T) { checkSession(t, wire) })
 	}
 }
@@ -309,6 +310,15 @@ func checkSession(t *testing.T, wire string) {
 	}
 	send(`{"type":"clone"}`)
 	send(`{"type":"new_session"}`)
+	if wire == "omp" {
+		for _, c := range []string{
+			`{"type":"negotiate_protocol","protocolVersion":2}`, `{"type":"get_available_commands"}`,
+			`{"type":"get_messages_page","limit":1}`, `{"type":"set_event_filter","events":["agent_end"]}`,
+			`{"type":"set_event_filter","events":null}`, `{"type":"open_session","sessionDir":"sessions"}`,
+		} {
+			send(c)
+		}
+	}
 	stdin.Close()
 	for range lines {
 	}
@@ -316,7 +326,11 @@ func checkSession(t *testing.T, wire string) {
 		t.Fatalf("pisces: %v; stderr:\n%s", err, stderr.String())
 	}
 	t.Logf("%d lines checked against the schema", len(seen))
-	for _, want := range []string{"agent_start", "message_update", "tool_execution_end", "turn_end", "agent_end"} {
+	wants := []string{"agent_start", "message_update", "tool_execution_end", "turn_end", "agent_end"}
+	if wire == "omp" {
+		wants = append(wants, "prompt_result", "session_settled", "available_commands_update")
+	}
+	for _, want := range wants {
 		found := false
 		for _, s := range seen {
 			found = found || s == want

@@ -75,6 +75,10 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdRenameSession: {{name: "sessionPath", kind: kString, required: true}, {name: "name", kind: kString, required: true}},
 	rpc.CmdDeleteSession: {{name: "sessionPath", kind: kString, required: true}},
 	rpc.CmdExportHTML:    {{name: "outputPath", kind: kString}},
+
+	rpc.CmdNegotiateProtocol: {{name: "protocolVersion", kind: kNumber, required: true}},
+	rpc.CmdOpenSession:       {{name: "sessionDir", kind: kString, required: true}},
+	rpc.CmdGetMessagesPage:   {{name: "cursor", kind: kString}, {name: "limit", kind: kNumber}},
 }
 
 // checkFields validates obj against the command's field list.

@@ -84,7 +84,9 @@ func init() {
 		return rpc.CommandsData{Commands: s.sess.Commands()}, nil
 	}
 	handlers[rpc.CmdReloadResources] = func(s *call, _ []byte) (any, error) {
-		return rpc.CommandsData{Commands: s.sess.ReloadResources()}, nil
+		d := rpc.CommandsData{Commands: s.sess.ReloadResources()}
+		s.commandsUpdate()
+		return d, nil
 	}
 	handlers[rpc.CmdGetSessionTree] = (*call).sessionTree
 	handlers[rpc.CmdListSessions] = (*call).listSessions
@@ -92,6 +94,11 @@ func init() {
 	handlers[rpc.CmdDeleteSession] = (*call).deleteSession
 	handlers[rpc.CmdExportHTML] = (*call).exportHTML
 	handlers[rpc.CmdListDirectory] = (*call).listDirectory
+	handlers[rpc.CmdNegotiateProtocol] = (*call).negotiateProtocol
+	handlers[rpc.CmdGetAvailableCommands] = (*call).availableCommands
+	handlers[rpc.CmdOpenSession] = (*call).openSession
+	handlers[rpc.CmdSetEventFilter] = (*call).setEventFilter
+	handlers[rpc.CmdGetMessagesPage] = (*call).messagesPage
 }
 
 // images converts the accepted image forms to content blocks. An image
@@ -210,6 +217,13 @@ func (s *call) prompt(line []byte) (any, error) {
 		}
 		return nil, errAnswered
 	}
+	if s.omp.Load() {
+		accepted := func(d string) { s.ompAccepted(c.ID, c.Type, d) }
+		if _, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, accepted); err != nil {
+			return nil, err
+		}
+		return nil, errAnswered
+	}
 	if _, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, s.acceptedResponse(c.ID, c.Type)); err != nil {
 		return nil, err
 	}
@@ -271,7 +285,18 @@ func (s *call) abortAndPrompt(line []byte) (any, error) {
 		}
 		return nil, errAnswered
 	}
-	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), s.acceptedResponse(c.ID, c.Type)); err != nil {
+	accepted := s.acceptedResponse(c.ID, c.Type)
+	if s.omp.Load() {
+		release := s.holdSettled()
+		done := false
+		accepted = func(d string) { done = true; s.ompAccepted(c.ID, c.Type, d) }
+		defer func() {
+			if !done {
+				release()
+			}
+		}()
+	}
+	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), accepted); err != nil {
 		return nil, err
 	}
 	return nil, errAnswered
@@ -303,6 +328,7 @@ func (s *call) newSession(line []byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeNew)
+	s.sessionChanged()
 	return rpc.CancelledData{Cancelled: false}, nil
 }
 
@@ -325,7 +351,18 @@ func (s *call) getState([]byte) (any, error) {
 		QueuedMessageCount:    st.PendingMessageCount,
 		QueueMode:             st.SteeringMode,
 		TodoPhases:            jsonx.MustMarshal(s.todoPhases()),
+		IsSettled:             s.isSettled(st),
 	}, nil
+}
+
+// isSettled is get_state's isSettled on oh-my-pi's wire (nil elsewhere):
+// no run, no compaction, nothing queued.
+func (s *call) isSettled(st core.State) *bool {
+	if !s.omp.Load() {
+		return nil
+	}
+	v := !st.IsStreaming && !st.IsCompacting && st.PendingMessageCount == 0
+	return &v
 }
 
 func (s *call) todoPhases() []task.TodoPhase {
@@ -354,7 +391,18 @@ func (s *call) setModel(line []byte) (any, error) {
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
-	return s.sess.SetModel(c.Provider, c.ModelID)
+	m, err := s.sess.SetModel(c.Provider, c.ModelID)
+	if err == nil {
+		s.modelChanged()
+	}
+	return m, err
+}
+
+// modelChanged tells a client on oh-my-pi's wire that the model changed.
+func (s *call) modelChanged() {
+	if s.omp.Load() {
+		s.queueEvent(&rpc.ModelChangedEvent{Type: rpc.EventModelChanged})
+	}
 }
 
 func (s *call) cycleModel([]byte) (any, error) {
@@ -362,6 +410,7 @@ func (s *call) cycleModel([]byte) (any, error) {
 	if m == nil {
 		return jsonNull, nil
 	}
+	s.modelChanged()
 	return rpc.CycleModelData{Model: m, ThinkingLevel: level, IsScoped: scoped}, nil
 }
 
@@ -542,6 +591,15 @@ func (s *call) setActiveTools(line []byte) (any, error) {
 	return rpc.ActiveToolsData{ActiveToolNames: s.sess.ActiveToolNames()}, nil
 }
 
+// sessionChanged closes what oh-my-pi's wire has open for the session the
+// connection left (its prompts end as aborted).
+func (s *call) sessionChanged() {
+	if s.omp.Load() {
+		s.ompSessionChanged()
+		s.commandsUpdate()
+	}
+}
+
 // moved puts the connection on h after a command that opened it. On stdio
 // the session replaced its store in place and announced it itself; a
 // connection that opened the session it is on is told again (as stdio
@@ -571,6 +629,7 @@ func (s *call) switchSession(line []byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeSwitch)
+	s.sessionChanged()
 	return rpc.CancelledData{}, nil
 }
 
@@ -587,6 +646,7 @@ func (s *call) fork(line []byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeFork)
+	s.sessionChanged()
 	return rpc.ForkData{Text: text}, nil
 }
 
@@ -599,6 +659,7 @@ func (s *call) clone([]byte) (any, error) {
 		return nil, err
 	}
 	s.moved(h, core.ChangeFork)
+	s.sessionChanged()
 	return rpc.CancelledData{}, nil
 }
 

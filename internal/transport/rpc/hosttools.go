@@ -23,6 +23,7 @@ type hostToolDef struct {
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Hidden      bool            `json:"hidden,omitempty"`
+	LoadMode    string          `json:"loadMode,omitempty"`
 }
 
 type hostReply struct {
@@ -192,15 +193,36 @@ func (s *call) setHostTools(line []byte) (any, error) {
 	}
 	var ts []tools.Tool
 	names := []string{}
+	discoverable := map[string]bool{}
 	for i, d := range c.Tools {
 		if d.Name == "" {
 			return nil, fmt.Errorf(`Missing field "tools[%d].name": expected a string`, i)
+		}
+		switch d.LoadMode {
+		case "", "essential":
+		case "discoverable":
+			discoverable[d.Name] = true
+		default:
+			return nil, fmt.Errorf(`Invalid field "tools[%d].loadMode": expected one of "essential", "discoverable", got %q`, i, d.LoadMode)
 		}
 		ts = append(ts, &hostTool{def: d, bridge: s.hub.host})
 		names = append(names, d.Name)
 	}
 	if err := s.sess.SetHostTools(ts); err != nil {
 		return nil, err
+	}
+	if len(discoverable) > 0 {
+		// Registered (get_tools lists them) but not offered to the model
+		// until set_active_tools turns them on.
+		var active []string
+		for _, n := range s.sess.ActiveToolNames() {
+			if !discoverable[n] {
+				active = append(active, n)
+			}
+		}
+		if err := s.sess.SetActiveTools(active); err != nil {
+			return nil, err
+		}
 	}
 	return rpc.HostToolsData{ToolNames: names}, nil
 }

@@ -28,6 +28,9 @@ type Options struct {
 	DeltaInterval time.Duration
 	// Legacy selects the older wire (--rpc-compat legacy).
 	Legacy bool
+	// OMP puts the connection on oh-my-pi's wire from the start (--rpc-compat
+	// omp); otherwise negotiate_protocol does.
+	OMP bool
 	// Stderr receives diagnostics.
 	Stderr io.Writer
 	// OnReady, when set, runs in its own goroutine once the ready line is
@@ -67,6 +70,10 @@ type Server struct {
 	detached  bool
 	finishing bool        // Finish has begun: no new command starts
 	overflow  atomic.Bool // past MaxQueue: nothing more is queued
+	snapHub   *Hub        // the session asked for message snapshots
+
+	omp   atomic.Bool // on oh-my-pi's wire (omp.go)
+	ompSt ompState
 
 	wg sync.WaitGroup
 	// lane runs the quick commands one after another, in the order they
@@ -153,6 +160,7 @@ func (s *Server) attach(h *Hub, reason string) {
 		s.unpace = h.sess.Pace(s.w.waitRoom)
 	}
 	s.mu.Unlock()
+	s.syncSnapshots()
 	if old != nil && old != h {
 		old.remove(s)
 		s.sessions.Release(old)
@@ -178,6 +186,7 @@ func (s *Server) detach() {
 		s.unpace = nil
 	}
 	s.mu.Unlock()
+	s.syncSnapshots()
 	if h != nil {
 		h.remove(s)
 		s.sessions.Release(h)
@@ -196,6 +205,10 @@ func (s *Server) Start(reason string) {
 	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
 	h := s.Hub()
 	s.attach(h, reason)
+	if s.opts.OMP {
+		s.enableOMP()
+		s.commandsUpdate()
+	}
 	h.resolveTrust()
 	if s.opts.OnReady != nil {
 		go s.opts.OnReady(s)
@@ -209,8 +222,16 @@ func (s *Server) Start(reason string) {
 // been answered and the output is flushed.
 func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 	h := s.Hub()
-	s.w.event(&rpc.ReadyEvent{Type: rpc.EventReady})
+	// stdio advertises protocol v2 (oh-my-pi's client negotiates it).
+	s.w.event(&rpc.ReadyEvent{
+		Type: rpc.EventReady, ProtocolVersion: 1, SupportedProtocolVersions: []int{1, rpc.ProtocolV2},
+		MaxFrameBytes: rpc.MaxFrameBytes, MaxReassembledFrameBytes: rpc.MaxReassembledFrameBytes,
+	})
 	s.attach(h, "")
+	if s.opts.OMP {
+		s.enableOMP()
+		s.commandsUpdate()
+	}
 	// The client is the person who decides project trust: an undecided
 	// project is asked about right after ready (a yes reloads).
 	h.sess.SetTrustAsk(h.AskTrust)
@@ -321,11 +342,20 @@ func (s *Server) Finish() {
 func (s *Server) Close() { s.w.close() }
 
 func (s *Server) onEvent(ev rpc.Event) {
+	if s.omp.Load() {
+		s.ompEvent(ev)
+		return
+	}
 	if s.opts.Legacy {
 		ev = legacyEvent(ev)
 		if ev == nil {
 			return
 		}
+	} else {
+		ev = piShape(ev)
+	}
+	if s.filtered(ev.EventType()) {
+		return
 	}
 	s.queueEvent(ev)
 }
@@ -636,6 +666,7 @@ var slowCommands = map[string]bool{
 	rpc.CmdListSessions:       true,
 	rpc.CmdExportHTML:         true,
 	rpc.CmdListDirectory:      true,
+	rpc.CmdOpenSession:        true,
 }
 
 // readOnlyCommands are the commands a read-only view of a session (a file
@@ -666,6 +697,11 @@ var readOnlyCommands = map[string]bool{
 	rpc.CmdClone:                      true,
 	rpc.CmdAbort:                      true,
 	rpc.CmdAbortBash:                  true,
+	rpc.CmdNegotiateProtocol:          true,
+	rpc.CmdGetAvailableCommands:       true,
+	rpc.CmdGetMessagesPage:            true,
+	rpc.CmdSetEventFilter:             true,
+	rpc.CmdOpenSession:                true,
 }
 
 // streamedData is response data that writes itself out in pieces instead
@@ -691,7 +727,12 @@ func (c *call) run(h handler, t, id string, line []byte) (resp *rpc.Response, bo
 		return nil, nil
 	}
 	if err != nil {
-		return &rpc.Response{ID: id, Command: t, Error: err.Error()}, nil
+		r := &rpc.Response{ID: id, Command: t, Error: err.Error()}
+		var ce *codedError
+		if errors.As(err, &ce) {
+			r.Code = ce.code
+		}
+		return r, nil
 	}
 	r := &rpc.Response{ID: id, Command: t, Success: true}
 	if sd, ok := data.(streamedData); ok {

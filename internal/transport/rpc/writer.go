@@ -2,6 +2,7 @@ package rpcmode
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"strings"
@@ -17,7 +18,11 @@ type frame struct {
 	ev   rpc.Event     // an event, or
 	resp *rpc.Response // a response, its data in body if that is set
 	body streamedData  // (written in pieces), or
-	raw  []byte        // or pre-encoded JSON
+	raw  []byte        // or pre-encoded JSON, or
+	// msgID, when set, is written as the event's messageId member (oh-my-pi's
+	// wire stamps message events).
+	msgID string
+	v2    bool // the switch to protocol v2: later frames are chunked
 
 	// delta merging (message_update *_delta frames only)
 	block   blockKey
@@ -87,6 +92,10 @@ type writer struct {
 	room       *sync.Cond // signalled when queued falls to the limit
 	waiting    int        // producers in waitRoom
 	onRoomWait func()     // tests: called (with mu held) when a producer starts waiting
+	// chunk (loop goroutine only): protocol v2 is in effect, frames over
+	// rpc.MaxFrameBytes go out as rpc_chunk lines (chunks counts them).
+	chunk  bool
+	chunks int64
 
 	// tryWrite, when set (the output is a pipe), writes a short line only
 	// if the pipe takes it at once. A response handed in while nothing
@@ -145,8 +154,11 @@ func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWa
 }
 
 // event queues an event, merging it into a queued delta when it can.
-func (w *writer) event(ev rpc.Event) {
-	f := frame{ev: ev} // copied to the heap only when queued (not merged)
+func (w *writer) event(ev rpc.Event) { w.eventID(ev, "") }
+
+// eventID is event with a messageId member ("" for none).
+func (w *writer) eventID(ev rpc.Event, msgID string) {
+	f := frame{ev: ev, msgID: msgID} // copied to the heap only when queued (not merged)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -280,6 +292,10 @@ func (w *writer) backlog() (frames int, bytes int64) {
 	defer w.mu.Unlock()
 	return len(w.queue), w.queued
 }
+
+// chunkFromHere makes the frames queued after this call go out under
+// protocol v2's limits (oh-my-pi's wire: rpc_chunk past 1 MiB).
+func (w *writer) chunkFromHere() { w.push(&frame{v2: true}) }
 
 // raw queues pre-encoded JSON.
 func (w *writer) raw(b []byte) { w.push(&frame{raw: b}) }
@@ -472,6 +488,14 @@ func (w *writer) loop() {
 const maxReusedBuf = 64 << 10
 
 func (w *writer) write(f *frame) {
+	if f.v2 {
+		w.chunk = true
+		return
+	}
+	if w.chunk {
+		w.writeChunked(f)
+		return
+	}
 	var b []byte
 	var err error
 	switch {
@@ -504,7 +528,7 @@ func (w *writer) write(f *frame) {
 		w.mu.Unlock()
 		return
 	default:
-		if f.size >= spliceMin {
+		if f.size >= spliceMin && f.msgID == "" {
 			if done, err := w.writeSpliced(f.ev, f.merged); done {
 				if err != nil {
 					io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
@@ -526,6 +550,7 @@ func (w *writer) write(f *frame) {
 			buf = make([]byte, 0, f.size+f.size/8)
 		}
 		b, err = rpc.AppendEvent(buf, f.ev)
+		b = withMessageID(b, f.msgID)
 		if cap(b) <= maxReusedBuf {
 			w.buf = b
 		}
@@ -544,6 +569,73 @@ func (w *writer) write(f *frame) {
 	w.mu.Lock()
 	w.frames++
 	w.mu.Unlock()
+}
+
+// writeChunked writes a frame under protocol v2: whole when its line fits
+// in rpc.MaxFrameBytes, else as rpc_chunk lines.
+func (w *writer) writeChunked(f *frame) {
+	var b []byte
+	var err error
+	typ := "response"
+	switch {
+	case f.raw != nil:
+		b = f.raw
+		typ = ""
+	case f.resp != nil:
+		var buf bytes.Buffer
+		head, tail := f.resp.Frame()
+		buf.Write(head)
+		if f.body != nil {
+			buf.WriteString(`,"data":`)
+			f.body.WriteTo(&buf)
+		} else {
+			buf.Write(f.resp.Data)
+		}
+		buf.Write(tail)
+		b = buf.Bytes()
+	default:
+		if f.merged != nil {
+			f.ev.(*rpc.MessageUpdateEvent).AssistantMessageEvent.Delta = strings.Join(f.merged, "")
+		}
+		typ = f.ev.EventType()
+		b, err = rpc.AppendEvent(w.buf[:0], f.ev)
+		b = withMessageID(b, f.msgID)
+		if cap(b) <= maxReusedBuf {
+			w.buf = b
+		}
+	}
+	if err != nil {
+		io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
+		return
+	}
+	lines := [][]byte{b}
+	if len(b)+1 > rpc.MaxFrameBytes {
+		w.chunks++
+		lines = chunkLine(b, w.chunks, typ, f.resp)
+	}
+	for _, l := range lines {
+		if w.err != nil {
+			return
+		}
+		w.out.Write(l)
+		if err := w.out.WriteByte('\n'); err != nil {
+			w.err = err
+		}
+		w.mu.Lock()
+		w.frames++
+		w.mu.Unlock()
+	}
+}
+
+// withMessageID adds "messageId":id as the last member of the encoded
+// object b (id is "msg-<n>": nothing to escape).
+func withMessageID(b []byte, id string) []byte {
+	if id == "" || len(b) == 0 || b[len(b)-1] != '}' {
+		return b
+	}
+	b = append(b[:len(b)-1], `,"`+rpc.MessageIDMember+`":"`...)
+	b = append(b, id...)
+	return append(b, `"}`...)
 }
 
 func (w *writer) flush() {
