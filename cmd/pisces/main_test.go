@@ -132,7 +132,8 @@ func TestRPCExitsZeroOnEOFAfterTheWork(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.HasPrefix(out, `{"type":"ready"}`+"\n") || !strings.Contains(out, `"type":"agent_settled"`) || !strings.Contains(out, `"text":"done"`) {
+	first, _, _ := strings.Cut(out, "\n")
+	if !strings.HasPrefix(first, `{"type":"ready"`) || !strings.Contains(out, `"type":"agent_settled"`) || !strings.Contains(out, `"text":"done"`) {
 		t.Fatalf("output:\n%s", out)
 	}
 }

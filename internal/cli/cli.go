@@ -109,8 +109,25 @@ func Main(argv []string, stdio IO) int {
 		}
 		return 1
 	}
-	defer sess.Close()
+	// One writer per session file: the lock beside it (web mode takes the
+	// same). A file another process writes is a read-only view in rpc
+	// mode and refused in print and json modes, which would append to it.
+	var fl fileLock
+	readOnly, err := fl.start(sess)
+	if err != nil {
+		sess.Close()
+		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
+		return 1
+	}
+	defer func() {
+		sess.Close()
+		fl.release()
+	}()
 	defer env.closeExtensions()
+	if readOnly != "" && (a.Mode != "rpc" || a.Name != "") {
+		fmt.Fprintf(stdio.Stderr, "pisces: %s; continue it there, or fork it (--fork %s)\n", strings.TrimSuffix(readOnly, ": this view is read-only"), sess.Store().File())
+		return 1
+	}
 	if a.Name != "" {
 		if err := sess.SetSessionName(a.Name); err != nil {
 			fmt.Fprintf(stdio.Stderr, "pisces: --name: %v\n", err)
@@ -119,7 +136,7 @@ func Main(argv []string, stdio IO) int {
 	}
 	switch a.Mode {
 	case "rpc":
-		return runRPC(sess, env, stdio)
+		return runRPC(sess, env, stdio, &fl, readOnly)
 	default:
 		return runPrint(sess, a, stdio)
 	}

@@ -11,7 +11,7 @@ import (
 // 0, after the running work has settled) or a signal arrives (the work is
 // aborted, tool process groups killed, the session flushed; exit 143 for
 // SIGTERM, 129 for SIGHUP).
-func runRPC(sess *core.Session, env *environment, stdio IO) int {
+func runRPC(sess *core.Session, env *environment, stdio IO, fl *fileLock, readOnly string) int {
 	a := env.args
 	if len(a.FileArgs) > 0 {
 		fmt.Fprintln(stdio.Stderr, "pisces: @file arguments are not accepted in rpc mode; send the file's contents in a prompt command")
@@ -21,7 +21,9 @@ func runRPC(sess *core.Session, env *environment, stdio IO) int {
 		fmt.Fprintln(stdio.Stderr, "pisces: messages on the command line are not accepted in rpc mode; send a prompt command")
 		return 2
 	}
-	srv := rpcmode.New(sess, stdio.Stdout, rpcmode.Options{
+	hub := rpcmode.NewHub(sess, rpcmode.HubOptions{ReadOnly: readOnly})
+	srv := rpcmode.NewConn(hub, stdio.Stdout, rpcmode.Options{
+		Sessions:      lockedSessions{fl},
 		DeltaInterval: a.RPCDeltaInterval,
 		Legacy:        a.RPCCompat == "legacy",
 		OMP:           a.RPCCompat == "omp",

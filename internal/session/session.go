@@ -117,6 +117,9 @@ type Session struct {
 	header   Header
 	path     string // "" when in memory
 	inMemory bool
+	// detached: a read-only view of a file another process writes
+	// (DetachFile); forks and clones of it are files of their own.
+	detached bool
 
 	entries []*Entry
 	byID    idIndex // id -> position in entries

@@ -120,15 +120,16 @@ func (s *Session) branchedLocked(leaf *Entry, dir string) (*Session, error) {
 		}
 	}
 	ns := newEmpty()
-	ns.inMemory = s.inMemory
+	fileBacked := !s.inMemory || s.detached
+	ns.inMemory = !fileBacked
 	id := NewUUIDv7()
 	ts := isoNow()
 	parent := ""
-	if !s.inMemory {
+	if fileBacked {
 		parent = s.path
 	}
 	ns.header = newHeader(id, ts, s.header.Cwd, parent)
-	if !s.inMemory {
+	if fileBacked {
 		if dir == "" {
 			dir = filepath.Dir(s.path)
 		}

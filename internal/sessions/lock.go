@@ -139,3 +139,38 @@ func LockedElsewhere(path string) (string, bool) {
 	}
 	return h.String(), true
 }
+
+// Lock is the lock of one session file, held by a surface that writes one
+// session at a time (stdio RPC, print and json modes); web mode's sessions
+// hold theirs through the Manager.
+type Lock struct {
+	path string // the session file (canonical)
+	l    *fileLock
+}
+
+// TryLock takes the lock of the session file path. When another live
+// process holds it, it returns no lock and who holds it ("pid 123", or
+// "pid 123 on host"), and the caller must not write the file.
+func TryLock(path string) (*Lock, string, error) {
+	key := canonical(path)
+	l, holder, err := acquireLock(key, false)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot lock %s: %v", path, err)
+	}
+	if holder != nil {
+		return nil, holder.String(), nil
+	}
+	return &Lock{path: key, l: l}, "", nil
+}
+
+// Holds reports whether l is the lock of the session file path.
+func (l *Lock) Holds(path string) bool {
+	return l != nil && l.path == canonical(path)
+}
+
+// Release removes the lock file (nil: nothing to release).
+func (l *Lock) Release() {
+	if l != nil {
+		l.l.release()
+	}
+}

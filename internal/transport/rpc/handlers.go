@@ -606,7 +606,7 @@ func (s *call) sessionChanged() {
 // tells a switch to the open file); otherwise it attaches to h, and alone
 // is told.
 func (s *call) moved(h *Hub, reason string) {
-	if _, ok := s.sessions.(inPlace); ok {
+	if ip, ok := s.sessions.(InPlacer); ok && ip.InPlace() {
 		return
 	}
 	if h == s.Hub() {

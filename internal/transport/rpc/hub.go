@@ -3,6 +3,7 @@ package rpcmode
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/core"
@@ -48,6 +49,8 @@ type Hub struct {
 	trustCtx    context.Context
 	trustCancel context.CancelFunc
 	trustWG     sync.WaitGroup
+
+	readOnly atomic.Pointer[string] // why the session is read-only ("": writable)
 }
 
 // NewHub creates the hub of a session.
@@ -56,6 +59,7 @@ func NewHub(sess *core.Session, opts HubOptions) *Hub {
 		opts.Unattended = DefaultUnattended
 	}
 	h := &Hub{sess: sess, opts: opts, changed: make(chan struct{})}
+	h.readOnly.Store(&opts.ReadOnly)
 	h.ui = newUIBridge(h)
 	h.host = newHostBridge(h)
 	h.trustCtx, h.trustCancel = context.WithCancel(context.Background())
@@ -70,7 +74,13 @@ func (h *Hub) Session() *core.Session { return h.sess }
 func (h *Hub) UI() extensions.UI { return h.ui }
 
 // ReadOnly says why the session is read-only ("" when it is not).
-func (h *Hub) ReadOnly() string { return h.opts.ReadOnly }
+func (h *Hub) ReadOnly() string { return *h.readOnly.Load() }
+
+// SetReadOnly changes why the session is read-only ("": it is writable
+// now). The one session of stdio, which moves between files in place,
+// becomes writable when it moves from a file another process writes to
+// one of its own.
+func (h *Hub) SetReadOnly(reason string) { h.readOnly.Store(&reason) }
 
 // Close ends what the hub started: the trust questions still open are
 // cancelled, and nobody can ask through it any more.

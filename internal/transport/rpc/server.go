@@ -148,7 +148,7 @@ func (s *Server) attach(h *Hub, reason string) {
 	if reason != "" && !s.full() {
 		s.w.event(h.sess.SessionChangedEvent(reason))
 	}
-	if ro := h.opts.ReadOnly; ro != "" && !s.full() {
+	if ro := h.ReadOnly(); ro != "" && !s.full() {
 		s.w.raw(uiRequest(newUIID(), "notify", map[string]any{"message": "Read-only session: " + ro, "notifyType": "warning"}))
 	}
 	s.unsub = h.sess.Subscribe(s.onEvent)
@@ -488,7 +488,7 @@ func (s *Server) Handle(line []byte) {
 		s.w.response(&rpc.Response{ID: id, Command: t, Error: err.Error()})
 		return
 	}
-	if ro := h.opts.ReadOnly; ro != "" && !readOnlyCommands[t] {
+	if ro := h.ReadOnly(); ro != "" && !readOnlyCommands[t] {
 		s.w.response(&rpc.Response{ID: id, Command: t, Error: "Read-only session: " + ro})
 		return
 	}

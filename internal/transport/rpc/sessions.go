@@ -18,6 +18,13 @@ type Sessions interface {
 	Writer(path string) (*Hub, error)
 }
 
+// InPlacer is a Sessions whose moves replace the session's store in place
+// (stdio's policy, with or without locks): the session announces the move
+// itself (session_changed), so the connection is not told again.
+type InPlacer interface {
+	InPlace() bool
+}
+
 // inPlace is the one-client policy of stdio: the session replaces its
 // store in place and announces it (session_changed) to its subscribers,
 // and the connection stays on the same hub.
@@ -39,6 +46,8 @@ func (inPlace) Fork(from *Hub, entryID string) (*Hub, string, error) {
 func (inPlace) Clone(from *Hub) (*Hub, error) { return from, from.sess.Clone() }
 
 func (inPlace) Release(*Hub) {}
+
+func (inPlace) InPlace() bool { return true }
 
 // Writer: the stdio session checks its own file itself (core's
 // RenameSession and DeleteSession know the active one).

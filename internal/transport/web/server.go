@@ -341,6 +341,12 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // the connection.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if !isUpgrade(r) {
+		// A page cannot see why its handshake was refused; a plain GET
+		// tells it whether it holds a valid token (401) or not (426).
+		if !s.authorized(r) {
+			http.Error(w, "Unauthorized: a valid token is needed (?token=, Authorization: Bearer, or the cookie set by opening the UI address Pisces printed)", http.StatusUnauthorized)
+			return
+		}
 		http.Error(w, "Upgrade Required: /ws is a WebSocket", http.StatusUpgradeRequired)
 		return
 	}

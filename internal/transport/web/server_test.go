@@ -97,7 +97,18 @@ func TestPageTokenBecomesCookie(t *testing.T) {
 	if !strings.Contains(body, "holds the access token") {
 		t.Fatalf("page with cookie:\n%s", body)
 	}
+	// A page asks GET /ws (no upgrade) why its handshake was refused:
+	// 401 without a valid token, 426 with one.
+	if resp, _ := get(t, ts.ws2http(), nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /ws without a token: %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := get(t, ts.ws2http(), http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}}); resp.StatusCode != http.StatusUpgradeRequired {
+		t.Errorf("GET /ws with the cookie: %d, want 426", resp.StatusCode)
+	}
 }
+
+// ws2http is the WebSocket's address as a plain HTTP one.
+func (ts *testServer) ws2http() string { return ts.base + "/ws" }
 
 func TestOrigin(t *testing.T) {
 	ts := newTestServer(t, helloScript, func(o *Options) {

@@ -113,6 +113,25 @@ func TestLockedSessionIsReadOnly(t *testing.T) {
 	if b, _ := os.ReadFile(file); string(b) != content {
 		t.Fatalf("the locked file changed:\n%s", b)
 	}
+	// A clone of the view is a file of its own, written to.
+	if r := cl.call("c1", `{"id":"c1","type":"clone"}`); r["success"] != true {
+		t.Fatalf("clone of a read-only view: %v", r)
+	}
+	if r := cl.call("p2", `{"id":"p2","type":"prompt","message":"hi"}`); r["success"] != true {
+		t.Fatalf("prompt in the clone: %v", r)
+	}
+	cl.event("agent_settled", 1)
+	st := cl.call("s2", `{"id":"s2","type":"get_state"}`)["data"].(map[string]any)
+	clone, _ := st["sessionFile"].(string)
+	if clone == "" || clone == file {
+		t.Fatalf("the clone's file: %q", clone)
+	}
+	if b, err := os.ReadFile(clone); err != nil || !strings.Contains(string(b), "first question") || !strings.Contains(string(b), `"parentSession":"`+file+`"`) {
+		t.Fatalf("the clone's file %s: %v\n%s", clone, err, b)
+	}
+	if b, _ := os.ReadFile(file); string(b) != content {
+		t.Fatalf("the locked file changed:\n%s", b)
+	}
 }
 
 // A run goes on when its last client leaves; a client that attaches later
@@ -220,4 +239,60 @@ func TestWebClientConnectFlow(t *testing.T) {
 	a.c.CloseNow()
 	b.c.CloseNow()
 	waitUnloaded(t, ts, id, filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock"))
+}
+
+// A fork or clone moves only the connection that asked, and the run of the
+// session it leaves goes on for the others: nothing is aborted.
+func TestForkAndCloneLeaveTheRunGoing(t *testing.T) {
+	gate := gateTool{release: make(chan struct{})}
+	script := `{"turns":[` +
+		`{"content":[{"type":"text","text":"first answer"}]},` +
+		`{"content":[{"type":"toolCall","id":"c1","name":"gate","arguments":{}}]},` +
+		`{"content":[{"type":"text","text":"after the gate"}]}]}`
+	ts := newTestServerTools(t, script, []tools.Tool{gate}, nil)
+	a := ts.dial("")
+	a.call("n1", `{"id":"n1","type":"new_session"}`)
+	id := a.event("session_changed", 2)["sessionId"].(string)
+	a.call("p1", `{"id":"p1","type":"prompt","message":"first"}`)
+	a.event("agent_settled", 1)
+	entry := data(a.call("f0", `{"id":"f0","type":"get_fork_messages"}`))["messages"].([]any)[0].(map[string]any)["entryId"].(string)
+	a.call("p2", `{"id":"p2","type":"prompt","message":"second"}`)
+	a.event("tool_execution_start", 1)
+
+	b := ts.dial("&session=" + id)
+	b.event("session_changed", 1)
+	if r := b.call("c1", `{"id":"c1","type":"clone"}`); r["success"] != true {
+		t.Fatalf("clone: %v", r)
+	}
+	cloneID := b.event("session_changed", 2)["sessionId"].(string)
+	if r := b.call("f1", `{"id":"f1","type":"fork","entryId":"`+entry+`"}`); r["success"] != true {
+		t.Fatalf("fork: %v", r)
+	}
+	forkID := b.event("session_changed", 3)["sessionId"].(string)
+	if cloneID == id || forkID == id || forkID == cloneID {
+		t.Fatalf("sessions: original %s, clone %s, fork %s", id, cloneID, forkID)
+	}
+	st := data(a.call("s1", `{"id":"s1","type":"get_state"}`))
+	if st["isStreaming"] != true || st["sessionId"] != id {
+		t.Fatalf("the original session after the fork and the clone: %v", st)
+	}
+	close(gate.release)
+	settled := a.event("agent_settled", 2)
+	if settled["aborted"] != false {
+		t.Fatalf("the run was aborted: %v", settled)
+	}
+	end := a.waitFor("the gate's result", func(m map[string]any) bool { return m["type"] == "tool_execution_end" })
+	if end["isError"] != false || !strings.Contains(mustJSON(end), "opened") {
+		t.Fatalf("the gate tool ended with %v", end)
+	}
+	if !strings.Contains(mustJSON(data(a.call("m1", `{"id":"m1","type":"get_messages"}`))), "after the gate") {
+		t.Fatal("the run did not finish in the original session")
+	}
+	// Fence: b's own response comes after anything sent to it before.
+	if st := data(b.call("s2", `{"id":"s2","type":"get_state"}`)); st["sessionId"] != forkID || st["isStreaming"] != false {
+		t.Fatalf("the fork's state: %v", st)
+	}
+	if n := b.count(func(m map[string]any) bool { return m["type"] == "tool_execution_end" }); n != 0 {
+		t.Fatal("the connection that moved away got the original session's events")
+	}
 }
