@@ -11,7 +11,7 @@ import (
 
 // Args is the parsed command line.
 type Args struct {
-	Mode               string // text, json, rpc, web
+	Mode               string // text, json, rpc, web, acp
 	ModeSet            bool   // --mode was given
 	TUIMode            string // --tui-mode: fullscreen (default) or inline
 	Theme              string // --theme: dark (default) or light
@@ -117,8 +117,8 @@ func ParseArgs(argv []string) (*Args, error) {
 		switch name {
 		case "--mode":
 			if v, err = value(); err == nil {
-				if v != "text" && v != "json" && v != "rpc" && v != "web" {
-					err = usagef("Invalid mode %q: expected text, json, rpc or web", v)
+				if v != "text" && v != "json" && v != "rpc" && v != "web" && v != "acp" {
+					err = usagef("Invalid mode %q: expected text, json, rpc, web or acp", v)
 				}
 				a.Mode, a.ModeSet = v, true
 			}
@@ -388,10 +388,13 @@ Commands:
   a message: pisces -- config, pisces -p config.
 
 Modes:
-  --mode text|json|rpc|web    text (default): print the final answer; json: print
+  --mode text|json|rpc|web|acp
+                              text (default): print the final answer; json: print
                               the session header, then every event as a JSON line;
                               rpc: JSONL protocol on stdio; web: HTTP server with the
-                              protocol on a WebSocket and a browser UI (docs/web.md)
+                              protocol on a WebSocket and a browser UI (docs/web.md);
+                              acp: Agent Client Protocol on stdio for editors
+                              (docs/acp.md)
   -p, --print                 print the final answer and exit (text mode)
 
 Model:

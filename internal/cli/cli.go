@@ -52,7 +52,7 @@ func Main(argv []string, stdio IO) int {
 	if err == nil {
 		err = checkSessionFlags(a)
 	}
-	if err == nil && a.Resume && (a.Mode == "rpc" || a.Mode == "web") {
+	if err == nil && a.Resume && (a.Mode == "rpc" || a.Mode == "web" || a.Mode == "acp") {
 		err = usagef("--resume picks a session in a terminal; in %s mode use list_sessions and switch_session, or --session PATH|ID", a.Mode)
 	}
 	if err != nil {
@@ -99,6 +99,9 @@ func Main(argv []string, stdio IO) int {
 	}
 	if a.Mode == "web" {
 		return runWeb(env, stdio)
+	}
+	if a.Mode == "acp" {
+		return runACP(env, stdio)
 	}
 	sess, err := env.newCore()
 	if err != nil {
@@ -330,8 +333,14 @@ func setup(a *Args, stdio IO) (*environment, error) {
 // toolsWith builds the built-in tools for a directory with the shell
 // settings of st, recording bash spill files in spills.
 func (env *environment) toolsWith(st *settings.Settings, spills *tools.SpillFiles) func(dir string) []tools.Tool {
+	return env.toolsWithFiles(st, spills, nil)
+}
+
+// toolsWithFiles is toolsWith with the text files of read, edit and write
+// served by files (nil: the disk).
+func (env *environment) toolsWithFiles(st *settings.Settings, spills *tools.SpillFiles, files *tools.TextFiles) func(dir string) []tools.Tool {
 	return func(dir string) []tools.Tool {
-		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: spills})
+		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: spills, Files: files})
 	}
 }
 
@@ -698,7 +707,7 @@ func (env *environment) decideTrust() {
 		env.trusted = d.Trusted
 		return
 	}
-	if env.args.Mode == "rpc" || env.args.Mode == "web" {
+	if env.args.Mode == "rpc" || env.args.Mode == "web" || env.args.Mode == "acp" {
 		return
 	}
 	if env.stdio.StdinIsTTY && env.stdio.Stdin != nil && !env.args.ListModels {

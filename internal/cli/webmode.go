@@ -181,6 +181,14 @@ func webToken(a *Args) (string, error) {
 // under its trust decision (a project nothing has decided yet starts
 // untrusted and is asked about in the page).
 func (env *environment) buildSession(req sessions.BuildRequest) (*sessions.Built, error) {
+	return env.buildSessionWith(req, nil, nil)
+}
+
+// buildSessionWith is buildSession with the session's built-in tools
+// passed through wrap (nil: as they are) and their text files served by
+// files (nil: the disk); ACP mode puts its permission gate and the
+// editor's files there.
+func (env *environment) buildSessionWith(req sessions.BuildRequest, wrap func([]tools.Tool) []tools.Tool, files *tools.TextFiles) (*sessions.Built, error) {
 	cwd := req.Store.Cwd()
 	if cwd == "" {
 		cwd = env.cwd
@@ -210,7 +218,11 @@ func (env *environment) buildSession(req sessions.BuildRequest) (*sessions.Built
 	}
 	// Each session has its own bash spill files, deleted when it closes.
 	spills := &tools.SpillFiles{}
-	toolsFor := env.toolsWith(st, spills)
+	toolsFor := env.toolsWithFiles(st, spills, files)
+	if wrap != nil {
+		plain := toolsFor
+		toolsFor = func(dir string) []tools.Tool { return wrap(plain(dir)) }
+	}
 	ts := toolsFor(cwd)
 	active, allowed, err := env.selectTools(host, ts, st)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package sessions is the session manager of surfaces that hold several
-// sessions in one process (web mode, the terminal UI): it owns the map from
+// sessions in one process (web mode, the terminal UI, ACP mode): it owns the map from
 // session file to live core session. It opens a session once and hands the same live
 // session to every viewer, keeps a session loaded while someone watches it
 // or work is going on in it, unloads it a grace period after the last
@@ -180,6 +180,13 @@ func (m *Manager) Unpin(l *Live) {
 	defer m.mu.Unlock()
 	l.pinned = false
 	m.armLocked(l)
+}
+
+// Start registers a new store (a surface's new session that is not opened
+// from another one) with one viewer, taking its lock; the build's model
+// and thinking level are the command line's.
+func (m *Manager) Start(st *session.Session) (*Live, error) {
+	return m.load(st, nil)
 }
 
 // Acquire adds a viewer to a live session.

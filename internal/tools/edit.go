@@ -127,6 +127,11 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return ErrorResult("Operation aborted"), nil
 	}
 	abs := resolvePath(path, t.env.Cwd)
+	if files := t.env.Files; files != nil && files.Read != nil && files.Write != nil {
+		if text, err := files.Read(ctx, abs); err == nil {
+			return t.editText(ctx, files, abs, path, text, edits), nil
+		}
+	}
 	st, err := os.Stat(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -169,12 +174,38 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := writeRegular(abs, []byte(bom+restoreLineEndings(result, ending)), st.Mode().Perm(), "edit edits"); err != nil {
 		return ErrorResult(fsError(err, "open", abs).Error()), nil
 	}
+	return editResult(path, base, result, len(edits)), nil
+}
+
+// editText edits text the tool's Files served and writes the result back
+// through them.
+func (t *editTool) editText(ctx context.Context, files *TextFiles, abs, path, text string, edits []textEdit) Result {
+	if int64(len(text)) > editMaxBytes {
+		return ErrorResult(editTooLarge(path, int64(len(text))))
+	}
+	bom, content := stripBOM(strings.ToValidUTF8(text, "\uFFFD"))
+	ending := detectLineEnding(content)
+	base, result, err := applyEdits(normalizeToLF(content), edits, path)
+	if err != nil {
+		return errResult(err)
+	}
+	if ctx.Err() != nil {
+		return ErrorResult("Operation aborted")
+	}
+	if err := files.Write(ctx, abs, bom+restoreLineEndings(result, ending)); err != nil {
+		return ErrorResult(fmt.Sprintf("Cannot write %s: %v", path, err))
+	}
+	return editResult(path, base, result, len(edits))
+}
+
+// editResult is edit's answer: the count, and the diff in the details.
+func editResult(path, base, result string, n int) Result {
 	diff, first := displayDiff(base, result, 4)
 	det := editDetails{Diff: diff, Patch: unifiedPatch(path, base, result, 4)}
 	if first > 0 {
 		det.FirstChangedLine = &first
 	}
-	res := TextResult(fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(edits), path))
+	res := TextResult(fmt.Sprintf("Successfully replaced %d block(s) in %s.", n, path))
 	res.Details = details(det)
-	return res, nil
+	return res
 }

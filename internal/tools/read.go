@@ -65,6 +65,11 @@ func (t *readTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return ErrorResult("Operation aborted"), nil
 	}
 	abs := resolvePath(path, t.env.Cwd)
+	if files := t.env.Files; files != nil && files.Read != nil && !isImageFile(abs) {
+		if text, err := files.Read(ctx, abs); err == nil {
+			return scanText(ctx, strings.NewReader(text), path, offset, hasOffset, limit, hasLimit), nil
+		}
+	}
 	f, st, err := openChecked(abs, "read reads")
 	if err != nil {
 		return ErrorResult(err.Error()), nil
@@ -98,6 +103,12 @@ func (t *readTool) Execute(ctx context.Context, call Call) (Result, error) {
 		}}, nil
 	}
 
+	return scanText(ctx, io.MultiReader(bytes.NewReader(head), f), path, offset, hasOffset, limit, hasLimit), nil
+}
+
+// scanText is read's answer for the text of r: the selected lines within
+// the output limits.
+func scanText(ctx context.Context, r io.Reader, path string, offset int, hasOffset bool, limit int, hasLimit bool) Result {
 	start := 0
 	if hasOffset && offset > 0 {
 		start = offset - 1
@@ -107,13 +118,26 @@ func (t *readTool) Execute(ctx context.Context, call Call) (Result, error) {
 		end = start + limit
 	}
 	sc := newLineScan(start, end)
-	if err := sc.scan(ctx, io.MultiReader(bytes.NewReader(head), f), readScanLimit); err != nil {
+	if err := sc.scan(ctx, r, readScanLimit); err != nil {
 		if errors.Is(err, errAborted) {
-			return ErrorResult("Operation aborted"), nil
+			return ErrorResult("Operation aborted")
 		}
-		return ErrorResult(err.Error()), nil
+		return ErrorResult(err.Error())
 	}
-	return sc.result(path, offset, hasLimit), nil
+	return sc.result(path, offset, hasLimit)
+}
+
+// isImageFile says whether the file at abs on disk is an image (read
+// returns those from the disk, as attachments).
+func isImageFile(abs string) bool {
+	f, _, err := openRegular(abs, "read reads")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 32)
+	n, _ := io.ReadFull(f, head)
+	return detectImageMime(head[:n]) != ""
 }
 
 // openChecked stats abs (following links) and opens it, with Node-style

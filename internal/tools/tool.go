@@ -54,6 +54,21 @@ type Env struct {
 	// Spills records bash's spill files so that their owner can delete
 	// them when it ends (nil: not recorded).
 	Spills *SpillFiles
+	// Files, when set, serves the text of the files read, edit and write
+	// work on instead of the disk (an editor whose unsaved buffers are
+	// the truth); nil: the disk.
+	Files *TextFiles
+}
+
+// TextFiles is where the text tools read and write text files when the
+// disk is not the truth. A nil function leaves that side to the disk.
+// read falls back to the disk when Read fails (and for images); edit
+// uses the files only when both are set.
+type TextFiles struct {
+	// Read returns the whole text of the file at the absolute path abs.
+	Read func(ctx context.Context, abs string) (string, error)
+	// Write replaces (or creates) the file at abs with text.
+	Write func(ctx context.Context, abs, text string) error
 }
 
 // Spec returns the tool as declared to a model.

@@ -48,7 +48,11 @@ func (t *writeTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	if err := writeRegular(abs, []byte(content), 0o644, "write writes to"); err != nil {
+	if files := t.env.Files; files != nil && files.Write != nil {
+		if err := files.Write(ctx, abs, content); err != nil {
+			return ErrorResult(fmt.Sprintf("Cannot write %s: %v", path, err)), nil
+		}
+	} else if err := writeRegular(abs, []byte(content), 0o644, "write writes to"); err != nil {
 		return ErrorResult(fsError(err, "open", abs).Error()), nil
 	}
 	// pi reports JavaScript's string length (UTF-16 code units).
