@@ -25,6 +25,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pisces-agent/pisces/bench/internal/coldcache"
 )
 
 type run struct {
@@ -62,7 +64,7 @@ func main() {
 	for n := 0; n < *runs; n++ {
 		for _, r := range results {
 			if *cold {
-				if err := dropCache(r.path); err != nil {
+				if err := coldcache.Drop(r.path); err != nil {
 					fmt.Fprintln(os.Stderr, "cannot drop the page cache:", err)
 					os.Exit(1)
 				}

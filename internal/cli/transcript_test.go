@@ -169,7 +169,15 @@ func runTranscript(t *testing.T, file string) {
 		}
 	}
 	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
+	// stdout is an operating-system pipe, as a client's is: responses
+	// are then written by the goroutine that made them when nothing is
+	// queued ahead (the RPC writer's direct path), and the order these
+	// transcripts pin covers that path too.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
 	out := &outBuf{}
 	out.cond = sync.NewCond(&out.mu)
 	var stderr bytes.Buffer

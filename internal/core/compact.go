@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
@@ -194,8 +195,17 @@ func (s *Session) beginCompacting(cancel context.CancelFunc) {
 	s.mu.Lock()
 	s.compacting++
 	s.compactCancels = append(s.compactCancels, cancel)
-	s.compactWG.Add(1)
 	s.mu.Unlock()
+}
+
+// compactIdleCond returns the condition Abort waits on for running
+// compactions to stop (a WaitGroup would be reused: a compaction may
+// begin while an abort's wait is returning). Called with s.mu held.
+func (s *Session) compactIdleCond() *sync.Cond {
+	if s.compactIdle == nil {
+		s.compactIdle = sync.NewCond(&s.mu)
+	}
+	return s.compactIdle
 }
 
 func (s *Session) endCompacting() {
@@ -203,9 +213,9 @@ func (s *Session) endCompacting() {
 	s.compacting--
 	if s.compacting == 0 {
 		s.compactCancels = s.compactCancels[:0]
+		s.compactIdleCond().Broadcast()
 	}
 	s.mu.Unlock()
-	s.compactWG.Done()
 }
 
 // cancelCompaction stops a running compaction (abort does this too).
@@ -229,6 +239,10 @@ func (s *Session) needsThresholdCompaction() bool {
 		return false
 	}
 	st := s.Store()
+	limit := int64(m.ContextWindow - s.opts.Settings.ReserveTokens())
+	if belowThreshold(st, limit) {
+		return false
+	}
 	sc := st.BuildContext()
 	msgs := sc.Messages
 	var last *ai.AssistantMessage
@@ -248,7 +262,31 @@ func (s *Session) needsThresholdCompaction() bool {
 	} else {
 		tokens = compaction.AssistantUsageTokens(last)
 	}
-	return tokens > int64(m.ContextWindow-s.opts.Settings.ReserveTokens())
+	return tokens > limit
+}
+
+// belowThreshold tells cheaply, from the entries between the leaf and the
+// latest compaction, that no threshold compaction is due: the last
+// assistant message there (the last one of the context) used at most
+// limit tokens, was aborted, or there is none. False means that the
+// context has to be built to tell (a failed reply's context is estimated).
+// A prompt checks this before it is answered, so it must not decode the
+// branch.
+func belowThreshold(st *session.Session, limit int64) bool {
+	for e := st.Leaf(); e != nil; e = st.Entry(e.Parent()) {
+		if e.Type == session.TypeCompaction {
+			return true
+		}
+		if e.Role() != ai.RoleAssistant {
+			continue
+		}
+		a, ok := e.Message().(*ai.AssistantMessage)
+		if !ok || a.StopReason == ai.StopError {
+			return false
+		}
+		return a.StopReason == ai.StopAborted || compaction.AssistantUsageTokens(a) <= limit
+	}
+	return true
 }
 
 // ContextUsage is get_context_usage's answer; Known is false when no usage

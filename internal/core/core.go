@@ -164,7 +164,7 @@ type Session struct {
 	autoRetry      bool
 	compacting     int
 	compactCancels []context.CancelFunc
-	compactWG      sync.WaitGroup
+	compactIdle    *sync.Cond // on mu: broadcast when compacting drops to 0
 	run            *runState
 	retryCancel    context.CancelFunc
 	pendingBash    []*ai.BashExecutionMessage

@@ -103,6 +103,19 @@ func (s *Session) PromptThen(text string, images []ai.Content, behavior string, 
 	return DispositionStarted, nil
 }
 
+// InputMayWait reports whether steer and follow_up may wait before they
+// return: an extension hooks input, and may ask the person something.
+func (s *Session) InputMayWait() bool { return s.opts.Extensions.HandlesInput() }
+
+// PromptMayWait reports whether PromptThen may wait before it accepts the
+// prompt: for an extension (an input hook or a command, which may ask the
+// person something), or for a compaction due before the prompt (pi
+// compacts at the threshold before it answers). A transport runs such a
+// prompt where waiting does not stop it from reading further commands.
+func (s *Session) PromptMayWait() bool {
+	return s.InputMayWait() || !s.IsStreaming() && s.needsThresholdCompaction()
+}
+
 // Steer queues a steering message. As in pi, a message queued while no run
 // is going on waits for the next run.
 func (s *Session) Steer(text string, images []ai.Content) (string, error) {
@@ -286,7 +299,11 @@ func (s *Session) Abort() {
 	s.cancelCompaction()
 	if r == nil {
 		// A manual compaction or branch summary answers once it stopped.
-		s.compactWG.Wait()
+		s.mu.Lock()
+		for s.compacting > 0 {
+			s.compactIdleCond().Wait()
+		}
+		s.mu.Unlock()
 		return
 	}
 	r.aborted.Store(true)

@@ -491,6 +491,18 @@ func (h *Host) Event(ev rpc.Event) {
 	}
 }
 
+// HandlesInput reports whether an extension hooks input or registers a
+// slash command: handling a prompt may then wait for an extension, and
+// through it for a person answering a dialog. Nil-safe.
+func (h *Host) HandlesInput() bool {
+	for _, m := range h.snapshot() {
+		if m.hooks(HookInput) || len(m.commands()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Commands lists the extensions' slash commands; when two extensions
 // register the same name, the first in load order wins.
 func (h *Host) Commands() []Command {

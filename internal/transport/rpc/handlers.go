@@ -179,11 +179,35 @@ func (d *arrayData) WriteTo(w io.Writer) (int64, error) {
 	return int64(n) + m + int64(k), err
 }
 
+// message reads the members of a prompt, steer, follow_up or
+// abort_and_prompt from the line as Handle decoded and checked it, so that
+// a short line is not decoded twice. Images, which need their own types,
+// and a long message (the envelope keeps only its length) are decoded
+// from the line, once, by decode.
+func (s *call) message(line []byte) (msg, behavior string, imgs []rpc.ImageInput, err error) {
+	msg, short := s.obj["message"].(string)
+	behavior, _ = s.obj["streamingBehavior"].(string)
+	if s.obj["images"] == nil && short {
+		return msg, behavior, nil, nil
+	}
+	var c struct {
+		Message string           `json:"message"`
+		Images  []rpc.ImageInput `json:"images"`
+	}
+	if err := decode(line, &c); err != nil {
+		return "", "", nil, err
+	}
+	return c.Message, behavior, c.Images, nil
+}
+
 func (s *call) prompt(line []byte) (any, error) {
 	var c rpc.PromptCommand
-	if err := decode(line, &c); err != nil {
+	var err error
+	if c.Message, c.StreamingBehavior, c.Images, err = s.message(line); err != nil {
 		return nil, err
 	}
+	c.ID, _ = idOf(s.obj)
+	c.Type = rpc.CmdPrompt
 	if s.opts.Legacy {
 		// The older wire acknowledges at once and reports a failure to start
 		// as a second response with the same id.
@@ -200,8 +224,7 @@ func (s *call) prompt(line []byte) (any, error) {
 		}
 		return nil, errAnswered
 	}
-	_, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, s.acceptedResponse(c.ID, c.Type))
-	if err != nil {
+	if _, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, s.acceptedResponse(c.ID, c.Type)); err != nil {
 		return nil, err
 	}
 	return nil, errAnswered
@@ -211,16 +234,20 @@ func (s *call) prompt(line []byte) (any, error) {
 // the run emits agent_start.
 func (s *call) acceptedResponse(id, cmd string) func(string) {
 	return func(d string) {
-		b, _ := rpc.Marshal(rpc.PromptData{Disposition: d})
+		b := jsonx.AppendString(append(make([]byte, 0, 32), `{"disposition":`...), d)
+		b = append(b, '}') // rpc.PromptData
 		s.w.response(&rpc.Response{ID: id, Command: cmd, Success: true, Data: b})
 	}
 }
 
 func (s *call) steer(line []byte) (any, error) {
 	var c rpc.MessageCommand
-	if err := decode(line, &c); err != nil {
+	var err error
+	if c.Message, _, c.Images, err = s.message(line); err != nil {
 		return nil, err
 	}
+	c.ID, _ = idOf(s.obj)
+	c.Type, _ = s.obj["type"].(string)
 	d, err := s.sess.Steer(c.Message, images(c.Images))
 	if err != nil {
 		return nil, err
@@ -230,9 +257,12 @@ func (s *call) steer(line []byte) (any, error) {
 
 func (s *call) followUp(line []byte) (any, error) {
 	var c rpc.MessageCommand
-	if err := decode(line, &c); err != nil {
+	var err error
+	if c.Message, _, c.Images, err = s.message(line); err != nil {
 		return nil, err
 	}
+	c.ID, _ = idOf(s.obj)
+	c.Type, _ = s.obj["type"].(string)
 	d, err := s.sess.FollowUp(c.Message, images(c.Images))
 	if err != nil {
 		return nil, err
@@ -242,9 +272,12 @@ func (s *call) followUp(line []byte) (any, error) {
 
 func (s *call) abortAndPrompt(line []byte) (any, error) {
 	var c rpc.MessageCommand
-	if err := decode(line, &c); err != nil {
+	var err error
+	if c.Message, _, c.Images, err = s.message(line); err != nil {
 		return nil, err
 	}
+	c.ID, _ = idOf(s.obj)
+	c.Type, _ = s.obj["type"].(string)
 	if s.opts.Legacy {
 		s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true})
 		if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), nil); err != nil {

@@ -596,7 +596,7 @@ func (s *call) openSession(line []byte) (any, error) {
 		case latest != "":
 			h, err = s.sessions.Switch(s.hub, latest)
 		default:
-			if _, ok := s.sessions.(inPlace); !ok {
+			if ip, ok := s.sessions.(InPlacer); !ok || !ip.InPlace() {
 				return nil, errors.New("open_session of a directory without sessions is only available on stdio")
 			}
 			h, err = s.hub, s.sess.NewSessionInDir(p)

@@ -76,6 +76,9 @@ type Server struct {
 	ompSt ompState
 
 	wg sync.WaitGroup
+	// lane runs the quick commands one after another, in the order they
+	// arrived.
+	lane lane
 	// cancellable counts running compact and navigate_tree commands:
 	// abort answers after them, so a client sees the aborted command's
 	// answer first.
@@ -236,34 +239,38 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 	if s.opts.OnReady != nil {
 		go s.opts.OnReady(s)
 	}
-	lines := make(chan []byte)
+	// The reading goroutine handles each line itself (a quick command is
+	// answered without a hand-over to another goroutine); Handle never
+	// makes it wait for another line. Serve returns on stop even while a
+	// read is blocked: the goroutine then handles nothing more.
+	var handling sync.Mutex
+	stopped := false
 	readErr := make(chan error, 1)
 	go func() {
 		readErr <- readLines(in, func(line []byte) bool {
-			select {
-			case lines <- line:
-				return true
-			case <-stop:
+			handling.Lock()
+			defer handling.Unlock()
+			if stopped {
 				return false
 			}
+			s.Handle(line)
+			return true
 		})
-		close(lines)
 	}()
 	var err error
 	eof := false
-loop:
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				err = <-readErr
-				eof = true
-				break loop
-			}
-			s.Handle(line)
-		case <-stop:
-			break loop
-		}
+	select {
+	case err = <-readErr:
+		handling.Lock()
+		eof = !stopped
+		handling.Unlock()
+	case <-stop:
+		// A command being handled is handed in completely (its
+		// goroutine counted) before the wait below; later lines are
+		// dropped.
+		handling.Lock()
+		stopped = true
+		handling.Unlock()
 	}
 	if eof {
 		s.wg.Wait()
@@ -434,6 +441,7 @@ type call struct {
 	*Server
 	hub  *Hub
 	sess *core.Session
+	obj  map[string]any // the line, decoded and checked (checkFields)
 }
 
 // Handle parses one command (a line of stdin, a WebSocket text frame) and
@@ -484,13 +492,26 @@ func (s *Server) Handle(line []byte) {
 		s.w.response(&rpc.Response{ID: id, Command: t, Error: "Read-only session: " + ro})
 		return
 	}
-	c := &call{Server: s, hub: h, sess: h.sess}
+	c := &call{Server: s, hub: h, sess: h.sess, obj: obj}
 	if !slowCommands[t] {
-		// Quick commands run in order on the reading goroutine, so that a
-		// client sees their answers in the order it asked.
-		if resp, body := c.run(hd, t, id, line); resp != nil {
-			s.w.respond(resp, body)
+		// Quick commands are answered in the order they arrived: at once
+		// on this goroutine when none is waiting, else after the ones
+		// ahead of them. One that may wait for a person (an extension's
+		// input hook or command, which may open a dialog) or for a
+		// compaction runs on the lane's own goroutine, so that this one
+		// goes on reading (the dialog's answer, an abort).
+		var mayWait bool
+		switch t {
+		case rpc.CmdPrompt:
+			mayWait = c.sess.PromptMayWait()
+		case rpc.CmdSteer, rpc.CmdQueueMessage, rpc.CmdFollowUp:
+			mayWait = c.sess.InputMayWait()
 		}
+		s.inOrder(mayWait, func() {
+			if resp, body := c.run(hd, t, id, line); resp != nil {
+				s.w.respond(resp, body)
+			}
+		})
 		return
 	}
 	s.mu.Lock()
@@ -517,6 +538,81 @@ func (s *Server) Handle(line []byte) {
 		}
 		if abortable {
 			s.cancellable.Done()
+		}
+	}()
+}
+
+// lane orders a connection's quick commands: each runs after the one
+// before it has answered.
+type lane struct {
+	mu      sync.Mutex
+	running bool     // a command of the lane is running
+	queue   []func() // commands waiting for it
+}
+
+// inOrder runs fn after the quick commands handed in before it: at once
+// on the calling goroutine when none is running or waiting and fn will
+// not wait (mayWait false), else on the lane's goroutine, which runs the
+// queue in order while the caller goes on.
+func (s *Server) inOrder(mayWait bool, fn func()) {
+	l := &s.lane
+	l.mu.Lock()
+	if !l.running && !mayWait {
+		l.running = true
+		l.mu.Unlock()
+		fn()
+		l.mu.Lock()
+		if len(l.queue) == 0 {
+			l.running = false
+			l.mu.Unlock()
+			return
+		}
+		// Another goroutine handed commands in meanwhile (framings
+		// other than stdio may): they run on the lane's goroutine.
+		l.mu.Unlock()
+		s.drainLane()
+		return
+	}
+	l.queue = append(l.queue, fn)
+	if l.running {
+		l.mu.Unlock()
+		return
+	}
+	l.running = true
+	l.mu.Unlock()
+	s.drainLane()
+}
+
+// drainLane starts the lane's goroutine, which runs the queued commands
+// until none is left (the caller set running). Commands handed in after
+// Finish has begun are dropped.
+func (s *Server) drainLane() {
+	s.mu.Lock()
+	if s.finishing {
+		s.mu.Unlock()
+		s.lane.mu.Lock()
+		s.lane.queue = nil
+		s.lane.running = false
+		s.lane.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		l := &s.lane
+		for {
+			l.mu.Lock()
+			if len(l.queue) == 0 {
+				l.running = false
+				l.mu.Unlock()
+				return
+			}
+			fn := l.queue[0]
+			l.queue[0] = nil
+			l.queue = l.queue[1:]
+			l.mu.Unlock()
+			fn()
 		}
 	}()
 }

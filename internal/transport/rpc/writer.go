@@ -97,11 +97,25 @@ type writer struct {
 	chunk  bool
 	chunks int64
 
-	frames int64 // lines written (for tests and benchmarks)
-	err    error
-	buf    []byte   // reused to encode events (loop goroutine only)
-	sp     *splicer // writes frames of megabytes in pieces (loop goroutine only)
-	free   []*frame // written frames, for reuse (at most maxFreeFrames)
+	// tryWrite, when set (the output is a pipe), writes a short line only
+	// if the pipe takes it at once. A response handed in while nothing
+	// is queued or being written is then written by the goroutine that
+	// made it (direct), which saves the writer's wake-up: an answer no
+	// longer waits for the scheduler to run the writer after whatever
+	// the command started (a run preparing its first model request).
+	// A response written directly never enters the queue, so it never
+	// counts against the limit.
+	tryWrite func(b []byte) (bool, error)
+	dbuf     []byte // the direct line (the goroutine holding direct only)
+	loopBusy bool   // the loop is writing a frame it took from the queue
+	direct   bool   // a goroutine is writing its response directly
+
+	frames  int64 // lines written (for tests and benchmarks)
+	directs int64 // of which written directly (tests)
+	err     error
+	buf     []byte   // reused to encode events (loop goroutine only)
+	sp      *splicer // writes frames of megabytes in pieces (loop goroutine only)
+	free    []*frame // written frames, for reuse (at most maxFreeFrames)
 }
 
 // maxFreeFrames bounds the written frames kept for reuse.
@@ -131,6 +145,7 @@ func newWriterOnWait(w io.Writer, interval time.Duration, errOut io.Writer, onWa
 		errOut:    errOut,
 		seenBlock: map[blockKey]bool{},
 		wake:      make(chan struct{}, 1),
+		tryWrite:  pipeTryWrite(w),
 	}
 	wr.cond = sync.NewCond(&wr.mu)
 	wr.room = sync.NewCond(&wr.mu)
@@ -308,9 +323,70 @@ func (w *writer) push(f *frame) {
 	if w.closed {
 		return
 	}
+	if w.tryWrite != nil && f.resp != nil && f.body == nil && len(w.queue) == 0 && !w.loopBusy && !w.direct {
+		// Nothing is ahead of this response: write it here. Frames
+		// queued meanwhile wait for it (the loop does not take a frame
+		// while direct is set), so the order stays the order of push.
+		w.direct = true
+		w.mu.Unlock()
+		written := w.writeDirect(f)
+		w.mu.Lock()
+		w.direct = false
+		if !written {
+			// The pipe is too full to take it at once: the loop
+			// writes it, ahead of what was queued meanwhile, and it
+			// counts as queued from now on.
+			w.queue = append(w.queue, nil)
+			copy(w.queue[1:], w.queue)
+			w.queue[0] = f
+			w.countLocked(f.size)
+		}
+		if len(w.queue) > 0 || w.closed {
+			w.signalLocked()
+		}
+		return
+	}
 	w.queue = append(w.queue, f)
 	w.countLocked(f.size)
 	w.signalLocked()
+}
+
+// pipeAtomic is PIPE_BUF on Linux: a pipe takes a write of this size or
+// less whole or not at all.
+const pipeAtomic = 4096
+
+// writeDirect writes a response on the calling goroutine when the pipe
+// takes the whole line at once: a client that does not read its output
+// must never stop Pisces from reading commands, so nothing here waits for
+// it. It reports false when it wrote nothing. The caller holds the direct
+// flag: the loop is idle and its buffer flushed.
+func (w *writer) writeDirect(f *frame) bool {
+	r := f.resp
+	if len(r.Data)+len(r.ID)+len(r.Command)+len(r.Error) > pipeAtomic {
+		return false
+	}
+	if w.err != nil {
+		return true // the output is gone: dropped, as the loop would
+	}
+	head, tail := r.Frame()
+	b := append(w.dbuf[:0], head...)
+	b = append(b, r.Data...)
+	b = append(b, tail...)
+	b = append(b, '\n')
+	w.dbuf = b
+	ok, err := w.tryWrite(b)
+	if err != nil {
+		w.err = err
+		return true
+	}
+	if !ok {
+		return false
+	}
+	w.mu.Lock()
+	w.frames++
+	w.directs++
+	w.mu.Unlock()
+	return true
 }
 
 // close flushes everything queued and stops the writer.
@@ -348,6 +424,7 @@ func (w *writer) loop() {
 	var written *frame
 	for {
 		w.mu.Lock()
+		w.loopBusy = false
 		if written != nil {
 			w.queued -= written.size
 			if w.waiting > 0 && w.queued <= w.limit {
@@ -361,7 +438,7 @@ func (w *writer) loop() {
 			}
 			written = nil
 		}
-		for len(w.queue) == 0 && !w.closed {
+		for w.direct || len(w.queue) == 0 && !w.closed {
 			w.cond.Wait()
 		}
 		if len(w.queue) == 0 && w.closed {
@@ -393,6 +470,7 @@ func (w *writer) loop() {
 		w.queue[0] = nil
 		w.queue = w.queue[1:]
 		more := len(w.queue) > 0
+		w.loopBusy = true
 		if f.isDelta {
 			w.lastDelta = time.Now()
 		}
