@@ -600,6 +600,9 @@ func (s *call) openSession(line []byte) (any, error) {
 				return nil, errors.New("open_session of a directory without sessions is only available on stdio")
 			}
 			h, err = s.hub, s.sess.NewSessionInDir(p)
+			if mf, ok := s.sessions.(MoveFollower); ok && err == nil {
+				mf.Moved(h)
+			}
 		}
 		if err != nil {
 			if err == core.ErrCancelled {
