@@ -24,13 +24,7 @@ func runACP(env *environment, stdio IO) int {
 		fmt.Fprintln(stdio.Stderr, "pisces: --session, --continue, --fork, --session-id and --name are not used in acp mode; the editor creates and opens sessions (session/new, session/load)")
 		return 2
 	}
-	skills, err := env.absPaths(a.Skills)
-	if err == nil {
-		var prompts []string
-		prompts, err = env.absPaths(a.PromptTemplates)
-		a.Skills, a.PromptTemplates = skills, prompts
-	}
-	if err != nil {
+	if err := env.absResourcePaths(a); err != nil {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}

@@ -501,6 +501,21 @@ func checkSessionFlags(a *Args) error {
 // absPaths makes paths given on the command line absolute against the
 // working directory Pisces started in (a session of another project may
 // change the core's directory later).
+// absResourcePaths makes --skill and --prompt-template paths absolute,
+// for the modes that build sessions in other directories later.
+func (env *environment) absResourcePaths(a *Args) error {
+	skills, err := env.absPaths(a.Skills)
+	if err != nil {
+		return err
+	}
+	prompts, err := env.absPaths(a.PromptTemplates)
+	if err != nil {
+		return err
+	}
+	a.Skills, a.PromptTemplates = skills, prompts
+	return nil
+}
+
 func (env *environment) absPaths(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {

@@ -21,13 +21,7 @@ func interactive(a *Args, stdio IO) bool {
 // arrives; the runs are then aborted and the sessions flushed.
 func runTUI(env *environment, stdio IO) int {
 	a := env.args
-	skills, err := env.absPaths(a.Skills)
-	if err == nil {
-		var prompts []string
-		prompts, err = env.absPaths(a.PromptTemplates)
-		a.Skills, a.PromptTemplates = skills, prompts
-	}
-	if err != nil {
+	if err := env.absResourcePaths(a); err != nil {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}

@@ -37,13 +37,7 @@ func runWeb(env *environment, stdio IO) int {
 	if !loopback {
 		fmt.Fprintf(stdio.Stderr, "pisces: warning: listening on %s, beyond this machine: the traffic (the token included) is not encrypted; put a TLS reverse proxy in front (docs/web.md)\n", a.Host)
 	}
-	skills, err := env.absPaths(a.Skills)
-	if err == nil {
-		var prompts []string
-		prompts, err = env.absPaths(a.PromptTemplates)
-		a.Skills, a.PromptTemplates = skills, prompts
-	}
-	if err != nil {
+	if err := env.absResourcePaths(a); err != nil {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}
