@@ -253,6 +253,8 @@ func (e *MessageUpdateEvent) usage() *ai.Usage {
 type ToolResultPayload struct {
 	Content []ai.Content    `json:"content"`
 	Details json.RawMessage `json:"details,omitempty"`
+	// StructuredContent is an MCP tool's structured result (pi 1.5).
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
 // MarshalJSON writes content as [] when empty.

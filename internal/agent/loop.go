@@ -64,6 +64,10 @@ type Config struct {
 	Interrupted func(partial *ai.AssistantMessage) (next []ai.Message, discard bool)
 	// TurnStarted is called before each model call.
 	TurnStarted func()
+	// ToolsNow, when set, gives the tools of each model call after the
+	// first (tools loaded during the run, such as those tool_search
+	// finds, are declared from the next request on).
+	ToolsNow func() []tools.Tool
 	// AfterTurn, when set, gives messages to deliver after a completed
 	// turn (its tool results included) before the model is asked again:
 	// a stream rule that fired without interrupting.
@@ -96,6 +100,7 @@ type runner struct {
 	context  []ai.Message
 	produced []ai.Message
 	last     *ai.AssistantMessage
+	streamed bool // a model call was made (ToolsNow applies from the next)
 }
 
 func (r *runner) emit(ev rpc.Event) {
@@ -194,6 +199,10 @@ func (r *runner) stream() (*ai.AssistantMessage, []ai.Message) {
 	if r.cfg.ConvertToLLM != nil {
 		llm = r.cfg.ConvertToLLM(r.context)
 	}
+	if r.cfg.ToolsNow != nil && r.streamed {
+		r.cfg.Tools = r.cfg.ToolsNow()
+	}
+	r.streamed = true
 	specs := make([]ai.ToolSpec, 0, len(r.cfg.Tools))
 	for _, t := range r.cfg.Tools {
 		specs = append(specs, tools.Spec(t))
@@ -408,7 +417,7 @@ func (r *runner) finish(tc ai.Content, res tools.Result, ms int64) *ai.ToolResul
 	d := ms
 	r.emit(&rpc.ToolExecutionEndEvent{
 		ToolCallID: tc.ID, ToolName: tc.Name,
-		Result:  rpc.ToolResultPayload{Content: res.Content, Details: res.Details},
+		Result:  rpc.ToolResultPayload{Content: res.Content, Details: res.Details, StructuredContent: res.StructuredContent},
 		IsError: res.IsError, DurationMs: &d,
 	})
 	msg := &ai.ToolResultMessage{

@@ -15,6 +15,9 @@ type Result struct {
 	Content []ai.Content
 	Details json.RawMessage // any JSON value; nil when absent
 	IsError bool
+	// StructuredContent is an MCP tool's structured result (nil when
+	// absent); clients see it beside the content.
+	StructuredContent json.RawMessage
 }
 
 // ErrorResult is a failure the model should see.

@@ -1,0 +1,194 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Options configure a Manager.
+type Options struct {
+	AgentDir string   // <agentDir>/mcp.json
+	Extra    []string // --mcp-config files
+	Cwd      string   // the start directory: default cwd of global stdio servers
+	Version  string   // the client version sent to servers
+}
+
+// Manager owns every server of a process: the global ones (the agent dir's
+// file and --mcp-config files), shared by all sessions, and each trusted
+// project's own, started the first time a session works in that project.
+// Servers connect in the background.
+type Manager struct {
+	opts Options
+
+	mu       sync.Mutex
+	global   *group
+	projects map[string]*group
+	watchers map[int]func(*Server)
+	nextID   int
+	closed   bool
+}
+
+// group is the servers of one configuration (global, or one project's).
+type group struct {
+	cfg     *Config
+	servers []*Server
+}
+
+// NewManager reads the global configuration and starts its servers.
+func NewManager(opts Options) *Manager {
+	m := &Manager{opts: opts, projects: map[string]*group{}, watchers: map[int]func(*Server){}}
+	cfg := Load(Files{AgentDir: opts.AgentDir, Extra: opts.Extra})
+	m.global = m.startGroup(cfg, opts.Cwd)
+	return m
+}
+
+func (m *Manager) startGroup(cfg *Config, cwd string) *group {
+	g := &group{cfg: cfg}
+	for _, sc := range cfg.Servers {
+		s := newServer(sc, cwd, m.opts.Version, m.serverChanged)
+		g.servers = append(g.servers, s)
+		s.start()
+	}
+	return g
+}
+
+func (m *Manager) serverChanged(s *Server) {
+	m.mu.Lock()
+	ws := make([]func(*Server), 0, len(m.watchers))
+	for _, id := range sortedIDs(m.watchers) {
+		ws = append(ws, m.watchers[id])
+	}
+	m.mu.Unlock()
+	for _, w := range ws {
+		w(s)
+	}
+}
+
+func sortedIDs(m map[int]func(*Server)) []int {
+	ids := make([]int, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+	return ids
+}
+
+// watch calls fn on every state or tool-list change of any server; the
+// returned function stops it.
+func (m *Manager) watch(fn func(*Server)) func() {
+	m.mu.Lock()
+	id := m.nextID
+	m.nextID++
+	m.watchers[id] = fn
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		delete(m.watchers, id)
+		m.mu.Unlock()
+	}
+}
+
+// Servers returns the servers a session in cwd sees: the global ones, and
+// when the project is trusted its own (which win by name). A trusted
+// project's servers are started on first use.
+func (m *Manager) Servers(cwd string, trusted bool) []*Server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := append([]*Server(nil), m.global.servers...)
+	if !trusted || cwd == "" || m.closed {
+		return out
+	}
+	g, ok := m.projects[cwd]
+	if !ok {
+		g = m.startGroup(Load(Files{Project: cwd}), cwd)
+		m.projects[cwd] = g
+	}
+	for _, p := range g.servers {
+		replaced := false
+		for i, s := range out {
+			if s.cfg.Name == p.cfg.Name {
+				out[i] = p
+				replaced = true
+			}
+		}
+		if !replaced {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Problems lists the configuration entries that were skipped (the global
+// files', and those of the trusted project at cwd).
+func (m *Manager) Problems(cwd string, trusted bool) []string {
+	m.Servers(cwd, trusted)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := append([]string(nil), m.global.cfg.Problems...)
+	if g, ok := m.projects[cwd]; ok && trusted {
+		out = append(out, g.cfg.Problems...)
+	}
+	return out
+}
+
+// AutoEnableCodemode reports the configuration's autoEnableCodemode.
+func (m *Manager) AutoEnableCodemode() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.global.cfg.AutoEnableCodemode
+}
+
+// Close stops every server (at the same time: the slowest bounds the
+// wait, about 1.5 s).
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	all := append([]*Server(nil), m.global.servers...)
+	for _, g := range m.projects {
+		all = append(all, g.servers...)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.close()
+		}()
+	}
+	wg.Wait()
+}
+
+// WaitSettled waits until every server in servers has settled its first
+// attempt (connected or failed), each bounded by its timeout, or ctx ends.
+func WaitSettled(ctx context.Context, servers []*Server) {
+	for _, s := range servers {
+		s.Wait(ctx)
+	}
+}
+
+// AttentionMessage is the one warning a session shows when servers fail
+// ("" when none failed), as pi words it.
+func AttentionMessage(servers []*Server) string {
+	var b strings.Builder
+	for _, s := range servers {
+		st := s.Status()
+		if st.State == StateFailed {
+			fmt.Fprintf(&b, "\n  %s: failed: %s", st.Name, st.Error)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "MCP servers need attention:" + b.String() + "\nRun pisces mcp list (or /mcp in the terminal UI) to see them."
+}

@@ -1,0 +1,233 @@
+package mcp
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/pisces-agent/pisces/internal/tools"
+)
+
+// Names of the tools the MCP client adds beside the servers' own.
+const (
+	ToolSearchName              = "tool_search"
+	ListResourcesName           = "list_mcp_resources"
+	ListResourceTemplatesName   = "list_mcp_resource_templates"
+	ReadResourceName            = "read_mcp_resource"
+	attentionSettleUpperBound   = 5 * time.Minute
+	defaultSearchResultsToLoad  = 10
+	resultLimit                 = 20 * 1024
+	truncatedNoteFormat         = "\n\n[... %d bytes truncated from the middle of this MCP result ...]\n\n"
+	toolNotFoundFormat          = "Tool %s not found"
+	serverUnavailableNoteFormat = "Tool %s failed: %v"
+)
+
+// SessionOptions configure a session's view of the servers.
+type SessionOptions struct {
+	// Where returns the session's directory and its trust decision now
+	// (sessions move between projects; trust may be decided later).
+	Where func() (cwd string, trusted bool)
+	// Allow filters tool names by --tools/--exclude-tools (nil: all).
+	Allow func(name string) bool
+}
+
+// Session is one core session's view of the manager's servers: which
+// tools it offers, which of them tool_search loaded, which the client
+// turned on or off.
+type Session struct {
+	m    *Manager
+	opts SessionOptions
+
+	mu       sync.Mutex
+	loaded   map[string]bool // loaded by tool_search
+	override map[string]bool // set_active_tools decisions on MCP tools
+}
+
+// NewSession returns a session's view of m.
+func (m *Manager) NewSession(opts SessionOptions) *Session {
+	return &Session{m: m, opts: opts, loaded: map[string]bool{}, override: map[string]bool{}}
+}
+
+// Servers returns the servers the session sees.
+func (s *Session) Servers() []*Server {
+	if s == nil {
+		return nil
+	}
+	cwd, trusted := s.opts.Where()
+	return s.m.Servers(cwd, trusted)
+}
+
+// Watch calls fn on every change of a server's state or tools; the
+// returned function stops it.
+func (s *Session) Watch(fn func(Status)) func() {
+	return s.m.watch(func(srv *Server) {
+		for _, x := range s.Servers() {
+			if x == srv {
+				fn(srv.Status())
+				return
+			}
+		}
+	})
+}
+
+// WaitDirect waits for the servers whose tools may be directly exposed to
+// settle their connection (each bounded by its timeout), or ctx.
+func (s *Session) WaitDirect(ctx context.Context) {
+	for _, srv := range s.Servers() {
+		if srv.cfg.directTools() {
+			srv.Wait(ctx)
+		}
+	}
+}
+
+// Attention waits for every server to settle, then returns the warning
+// about those that failed ("" when none did).
+func (s *Session) Attention(ctx context.Context) string {
+	servers := s.Servers()
+	ctx, cancel := context.WithTimeout(ctx, attentionSettleUpperBound)
+	defer cancel()
+	WaitSettled(ctx, servers)
+	return AttentionMessage(servers)
+}
+
+// Entry is one tool the session can offer, with where it comes from.
+type Entry struct {
+	Tool     tools.Tool
+	Server   string // "" for the client's own tools (tool_search, resources)
+	Exposure string
+	Active   bool // offered to the model now
+}
+
+// Entries returns the tools the session can offer now: the tools of the
+// connected servers that are not hidden, and tool_search and the resource
+// tools when they apply.
+func (s *Session) Entries() []Entry {
+	if s == nil {
+		return nil
+	}
+	servers := s.Servers()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Entry
+	seen := map[string]bool{}
+	searchable := false
+	resources := false
+	for _, srv := range servers {
+		st := srv.snapshot()
+		up := st.state == StateConnected || st.restartable
+		if !up && st.state != StateConnecting {
+			continue
+		}
+		if srv.cfg.Exposure == ExposureDeferred || srv.cfg.Exposure == ExposureCodemode {
+			searchable = true
+		}
+		for _, te := range srv.cfg.ToolExposure {
+			if te.Exposure == ExposureDeferred || te.Exposure == ExposureCodemode {
+				searchable = true
+			}
+		}
+		if !up {
+			continue
+		}
+		if st.resources {
+			resources = true
+		}
+		for _, t := range st.tools {
+			exp := srv.cfg.ExposureOf(t.Name)
+			name := ToolName(srv.cfg.Name, t.Name)
+			if exp == ExposureHidden || seen[name] || !s.allowed(name) {
+				continue
+			}
+			seen[name] = true
+			active := exp == ExposureDirect || s.loaded[name]
+			if o, ok := s.override[name]; ok {
+				active = o
+			}
+			out = append(out, Entry{Tool: newServerTool(srv, t, name), Server: srv.cfg.Name, Exposure: exp, Active: active})
+		}
+	}
+	add := func(t tools.Tool) {
+		if !s.allowed(t.Name()) {
+			return
+		}
+		active := true
+		if o, ok := s.override[t.Name()]; ok {
+			active = o
+		}
+		out = append(out, Entry{Tool: t, Active: active})
+	}
+	if resources {
+		for _, t := range resourceTools(s) {
+			add(t)
+		}
+	}
+	if searchable {
+		add(&searchTool{s: s})
+	}
+	return out
+}
+
+func (s *Session) allowed(name string) bool { return s.opts.Allow == nil || s.opts.Allow(name) }
+
+// SetActive records the client's choice for the MCP tools it names
+// (active) and the other MCP tools offered now (inactive).
+func (s *Session) SetActive(offered []string, active map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range offered {
+		s.override[n] = active[n]
+	}
+}
+
+// load marks tools loaded by tool_search.
+func (s *Session) load(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		s.loaded[n] = true
+		delete(s.override, n)
+	}
+}
+
+// PromptSection is the mcp_servers section of the system prompt: the
+// servers that are not directly exposed, with their exposure and
+// instructions ("" when there are none).
+func (s *Session) PromptSection() string {
+	var lines []string
+	for _, srv := range s.Servers() {
+		st := srv.Status()
+		if st.State != StateConnected || srv.cfg.Exposure == ExposureDirect || srv.cfg.Exposure == ExposureHidden {
+			continue
+		}
+		how := st.Exposure
+		if how == ExposureDeferred {
+			how = ToolSearchName
+		}
+		line := "- mcp__" + sanitize(st.Name) + " (" + how + ")"
+		desc := st.Instructions
+		if desc == "" {
+			desc = st.Description
+		}
+		if desc != "" {
+			line += ": " + desc
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	out := "<mcp_servers>\nThese MCP servers are connected; their tools are not declared directly. Use tool_search to find and load a server's tools.\n"
+	for _, l := range lines {
+		out += l + "\n"
+	}
+	return out + "</mcp_servers>"
+}
+
+type snapshot struct {
+	state     string
+	tools     []*sdkTool
+	resources bool
+	// restartable: it went away after connecting and is restarted on
+	// its next use (its tools stay offered until then).
+	restartable bool
+}
