@@ -489,12 +489,18 @@ type ToolInfo struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Server and Exposure are set on an MCP server's tools.
+	Server   string `json:"server,omitempty"`
+	Exposure string `json:"exposure,omitempty"`
 }
 
 // ToolsData is get_tools' data.
 type ToolsData struct {
 	ActiveToolNames []string   `json:"activeToolNames"`
 	AllTools        []ToolInfo `json:"allTools"`
+	// MCPServers are the configured MCP servers (failed ones with their
+	// error); absent when none is configured.
+	MCPServers []MCPServerInfo `json:"mcpServers,omitempty"`
 }
 
 // SetActiveToolsCommand activates exactly the named tools.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/extensions"
+	"github.com/pisces-agent/pisces/internal/mcp"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/prompt"
 	"github.com/pisces-agent/pisces/internal/resources"
@@ -114,6 +115,9 @@ type Options struct {
 	Trust *resources.TrustDecider
 	// Extensions are the loaded extensions (nil: none).
 	Extensions *extensions.Host
+	// MCP is the session's view of the MCP servers (nil: none). Their
+	// tools join the tool set as the servers connect.
+	MCP *mcp.Session
 	APIKey     string // --api-key override for the current provider
 
 	// Spills records the bash spill files of this session's tools (whoever
@@ -170,6 +174,8 @@ type Session struct {
 	pendingBash    []*ai.BashExecutionMessage
 	bash           *bashState
 	closed         bool
+	mcpOnce        sync.Once
+	mcpStop        func()
 
 	promptMu     sync.Mutex
 	shutdown     chan struct{}
@@ -328,6 +334,7 @@ func (s *Session) SnapshotViewers() int { return int(s.snapshotViewers.Load()) }
 // event order, from whichever goroutine emits; it must not block and must
 // not call back into the Session. It returns a function that unsubscribes.
 func (s *Session) Subscribe(fn func(rpc.Event)) func() {
+	defer s.mcpOnce.Do(s.startMCPReports)
 	s.emitMu.Lock()
 	id := s.nextSub
 	s.nextSub++
@@ -451,6 +458,11 @@ func (s *Session) activeTools() []tools.Tool {
 			out = append(out, t)
 		}
 	}
+	for _, e := range s.mcpEntries(all) {
+		if e.Active {
+			out = append(out, e.Tool)
+		}
+	}
 	return s.withHooks(out)
 }
 
@@ -476,7 +488,7 @@ func (s *Session) systemPrompt(active []tools.Tool) (string, []prompt.Section) {
 		ContextFiles:   files,
 		Now:            s.opts.Now(),
 		NoContextFiles: s.opts.NoContextFiles,
-		Extra:          s.resourceSections(),
+		Extra:          append(s.resourceSections(), s.mcpSection()...),
 	})
 }
 
@@ -488,6 +500,11 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	st := s.store
+	stop := s.mcpStop
+	s.mcpStop = nil
 	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	return st.Close()
 }

@@ -485,6 +485,7 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 	if key == "" {
 		key, _ = s.opts.Models.Key(model.Provider)
 	}
+	s.waitMCP(ctx)
 	active := s.activeTools()
 	sysText, sections := s.systemPrompt(active)
 	if extra := s.hooks().BeforeAgentStart(ctx, sysText); extra != "" {
@@ -525,6 +526,7 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 		},
 		LegacySnapshots:   legacy,
 		NoInitialSteering: steered,
+		ToolsNow:          s.activeTools,
 	}
 	if tt := s.newTTSR(); tt != nil {
 		names := map[int]string{}

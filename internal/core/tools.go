@@ -17,11 +17,17 @@ func DefaultActiveTools() []string {
 	return append(slices.Clone(tools.DefaultActive), task.Name, task.TodoWriteName)
 }
 
-// AllTools returns every tool that can be activated.
+// AllTools returns every tool that can be activated: the session's own,
+// then the MCP tools offered now.
 func (s *Session) AllTools() []tools.Tool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tools
+	own := s.tools
+	s.mu.Unlock()
+	all := slices.Clone(own)
+	for _, e := range s.mcpEntries(own) {
+		all = append(all, e.Tool)
+	}
+	return all
 }
 
 // ActiveToolNames returns the names of the active tools, in tool order.
@@ -52,7 +58,26 @@ func (s *Session) SetActiveTools(names []string) error {
 		return fmt.Errorf("Unknown tool(s): %s (available: %s)", strings.Join(unknown, ", "), strings.Join(toolNames(all), ", "))
 	}
 	s.mu.Lock()
-	s.active = append([]string{}, names...)
+	own := s.tools
+	s.mu.Unlock()
+	var offered []string
+	on := map[string]bool{}
+	for _, e := range s.mcpEntries(own) {
+		offered = append(offered, e.Tool.Name())
+	}
+	var active []string
+	for _, n := range names {
+		if slices.Contains(offered, n) {
+			on[n] = true
+		} else {
+			active = append(active, n)
+		}
+	}
+	if s.opts.MCP != nil {
+		s.opts.MCP.SetActive(offered, on)
+	}
+	s.mu.Lock()
+	s.active = active
 	s.mu.Unlock()
 	return nil
 }

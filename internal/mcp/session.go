@@ -231,3 +231,9 @@ type snapshot struct {
 	// its next use (its tools stay offered until then).
 	restartable bool
 }
+
+// Problems lists the configuration entries that were skipped.
+func (s *Session) Problems() []string {
+	cwd, trusted := s.opts.Where()
+	return s.m.Problems(cwd, trusted)
+}

@@ -120,6 +120,23 @@ func (c *Client) ListDirectory(ctx context.Context, path string) (*rpc.ListDirec
 	return data[rpc.ListDirectoryData](c.do(ctx, rpc.CmdListDirectory, id, rpc.ListDirectoryCommand{ID: id, Type: rpc.CmdListDirectory, Path: path}))
 }
 
+// GetTools returns every tool, the active ones' names and the MCP
+// servers.
+func (c *Client) GetTools(ctx context.Context) (*rpc.ToolsData, error) {
+	return data[rpc.ToolsData](c.simple(ctx, rpc.CmdGetTools))
+}
+
+// SetActiveTools activates exactly the named tools (MCP tools included).
+func (c *Client) SetActiveTools(ctx context.Context, names []string) (*rpc.ActiveToolsData, error) {
+	id := c.newID()
+	return data[rpc.ActiveToolsData](c.do(ctx, rpc.CmdSetActiveTools, id, rpc.SetActiveToolsCommand{ID: id, Type: rpc.CmdSetActiveTools, ToolNames: names}))
+}
+
+// MCPStatus returns the MCP servers' states.
+func (c *Client) MCPStatus(ctx context.Context) (*rpc.MCPStatusData, error) {
+	return data[rpc.MCPStatusData](c.simple(ctx, rpc.CmdMCPStatus))
+}
+
 // GetState reports the session state.
 func (c *Client) GetState(ctx context.Context) (*rpc.SessionState, error) {
 	return data[rpc.SessionState](c.simple(ctx, rpc.CmdGetState))

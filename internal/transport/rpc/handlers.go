@@ -77,6 +77,7 @@ func init() {
 	handlers[rpc.CmdSetEntryLabel] = (*call).setLabel
 	handlers[rpc.CmdAbortBranchSummary] = (*call).abortBranchSummary
 	handlers[rpc.CmdGetTools] = (*call).getTools
+	handlers[rpc.CmdMCPStatus] = (*call).mcpStatus
 	handlers[rpc.CmdSetActiveTools] = (*call).setActiveTools
 	handlers[rpc.CmdSetTodos] = (*call).setTodos
 	handlers[rpc.CmdSetHostTools] = (*call).setHostTools
@@ -574,10 +575,25 @@ func (s *call) setLabel(line []byte) (any, error) {
 
 func (s *call) getTools([]byte) (any, error) {
 	d := rpc.ToolsData{ActiveToolNames: s.sess.ActiveToolNames(), AllTools: []rpc.ToolInfo{}}
+	mcpTools := map[string]core.MCPTool{}
+	for _, t := range s.sess.MCPTools() {
+		mcpTools[t.Tool.Name()] = t
+	}
 	for _, t := range s.sess.AllTools() {
-		d.AllTools = append(d.AllTools, rpc.ToolInfo{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+		info := rpc.ToolInfo{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()}
+		if m, ok := mcpTools[t.Name()]; ok {
+			info.Server, info.Exposure = m.Server, m.Exposure
+		}
+		d.AllTools = append(d.AllTools, info)
+	}
+	if st := s.sess.MCPStatus(); len(st.Servers) > 0 {
+		d.MCPServers = st.Servers
 	}
 	return d, nil
+}
+
+func (s *call) mcpStatus([]byte) (any, error) {
+	return s.sess.MCPStatus(), nil
 }
 
 func (s *call) setActiveTools(line []byte) (any, error) {

@@ -687,6 +687,7 @@ var readOnlyCommands = map[string]bool{
 	rpc.CmdGetSessionTree:             true,
 	rpc.CmdListSessions:               true,
 	rpc.CmdGetTools:                   true,
+	rpc.CmdMCPStatus:                  true,
 	rpc.CmdGetCommands:                true,
 	rpc.CmdExportHTML:                 true,
 	rpc.CmdListDirectory:              true,
