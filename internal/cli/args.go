@@ -49,6 +49,7 @@ type Args struct {
 	PromptTemplates    []string
 	NoPromptTemplates  bool
 	NoMCP              bool
+	MCPConfig          []string // --mcp-config files
 	Approve            *bool
 	Offline            bool
 	ListModels         bool
@@ -248,9 +249,12 @@ func ParseArgs(argv []string) (*Args, error) {
 			a.NoPromptTemplates = true
 			err = noValue()
 		case "--no-mcp":
-			// There is no MCP client yet: nothing to turn off.
 			a.NoMCP = true
 			err = noValue()
+		case "--mcp-config":
+			if v, err = value(); err == nil {
+				a.MCPConfig = append(a.MCPConfig, v)
+			}
 		case "-a", "--approve":
 			t := true
 			a.Approve = &t
@@ -443,8 +447,9 @@ Prompt and resources:
   --prompt-template PATH      load a prompt template (.md or a directory); repeatable
   -np, --no-prompt-templates  do not load the agent dir's and project's templates;
                               --prompt-template paths still load
-  --no-mcp                    accepted for pi's command lines: Pisces has no MCP
-                              client yet, so there is nothing to turn off
+  --no-mcp                    do not read mcp.json or start MCP servers (docs/mcp.md)
+  --mcp-config FILE           read MCP servers from FILE too (pi's mcp.json format);
+                              repeatable
 
 Project trust (whether the files in the project's .pisces/ are used):
   -a, --approve               trust the project Pisces starts in for this run (its own

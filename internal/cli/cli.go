@@ -17,6 +17,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/internal/fsx"
+	"github.com/pisces-agent/pisces/internal/mcp"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
@@ -97,6 +98,8 @@ func Main(argv []string, stdio IO) int {
 		}
 		a.Session, a.Resume = path, false
 	}
+	env.startMCP()
+	defer env.closeMCP()
 	if a.Mode == "web" {
 		return runWeb(env, stdio)
 	}
@@ -166,7 +169,8 @@ type environment struct {
 
 	extensions *extensions.Host
 	active     []string
-	allowed    []string // the tool policy (see core.Options.AllowedTools)
+	allowed    []string     // the tool policy (see core.Options.AllowedTools)
+	mcp        *mcp.Manager // the MCP servers; nil with --no-mcp
 }
 
 // resolveAgentDir returns the agent dir: --agent-dir, else
@@ -595,16 +599,18 @@ func (env *environment) newCore() (*core.Session, error) {
 		env.closeExtensions()
 		return nil, err
 	}
+	ms, bind := env.mcpSession(env.cwd, env.trusted)
 	sess, err := core.New(env.coreOptions(project{
 		cwd: env.cwd, settings: env.settings, trusted: env.trusted, extensions: env.extensions,
 		tools: env.tools, active: env.active, allowed: env.allowed, sessionDir: sessDir,
-		toolsFor: env.toolsFor, spills: env.spills,
+		toolsFor: env.toolsFor, spills: env.spills, mcp: ms,
 	}, store))
 	if err != nil {
 		store.Close()
 		env.closeExtensions()
 		return nil, err
 	}
+	bind(sess)
 	if env.extensions != nil {
 		env.extensions.SetActions(sess.Actions())
 		env.extensions.SetEmit(sess.EmitExternal)
@@ -624,6 +630,7 @@ type project struct {
 	sessionDir string // the configured session folder ("" per project)
 	toolsFor   func(cwd string) []tools.Tool
 	spills     *tools.SpillFiles
+	mcp        *mcp.Session
 }
 
 // coreOptions are the options of a core session over store in project p.
@@ -653,6 +660,7 @@ func (env *environment) coreOptions(p project, store *session.Session) core.Opti
 		Trusted:            p.trusted,
 		Trust:              env.trust,
 		Extensions:         p.extensions,
+		MCP:                p.mcp,
 		APIKey:             env.args.APIKey,
 		LegacyWire:         env.args.RPCCompat == "legacy",
 		Log:                env.stdio.Stderr,

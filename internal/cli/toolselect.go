@@ -96,6 +96,9 @@ func selectTools(c toolChoice, builtin, extension, defaultActive []string) ([]st
 			if what != "--exclude-tools" && isToolModifier(e) {
 				name = e[1:]
 			}
+			if isMCPToolName(name) {
+				continue // MCP tools appear once their servers connect
+			}
 			p := newToolPattern([]string{name})
 			ok := false
 			for _, n := range all {

@@ -25,8 +25,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the expected output of transcript tests")
 
-// exampleBins holds the example extensions, built once for the transcripts
-// that use them ($GATE in args).
+// exampleBins holds the example extensions and the test MCP server, built
+// once for the transcripts that use them ($GATE in args, $MCPSERVER in
+// files; the directory is $BIN in the output).
 var exampleBins string
 
 func TestMain(m *testing.M) {
@@ -37,6 +38,11 @@ func TestMain(m *testing.M) {
 	}
 	exampleBins = dir
 	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "permission-gate"), "../../examples/extensions/permission-gate")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		panic(err)
+	}
+	cmd = exec.Command("go", "build", "-o", filepath.Join(dir, "mcpserver"), "./testdata/mcpserver")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		panic(err)
@@ -149,6 +155,7 @@ func runTranscript(t *testing.T, file string) {
 			if strings.Contains(name, "/extensions/") {
 				mode = 0o755
 			}
+			data = strings.ReplaceAll(data, "$MCPSERVER", filepath.Join(exampleBins, "mcpserver"))
 			os.WriteFile(p, []byte(strings.ReplaceAll(data, "$TMP", dir)), mode)
 		}
 	}
@@ -454,6 +461,7 @@ var (
 )
 
 func normalise(s, dir string) string {
+	s = strings.ReplaceAll(s, exampleBins, "$BIN")
 	s = strings.ReplaceAll(s, dir, "$TMP")
 	// A project's session folder is named after its path with the
 	// separators as dashes.

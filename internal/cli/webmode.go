@@ -10,6 +10,7 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
+	"github.com/pisces-agent/pisces/internal/mcp"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/sessions"
 	"github.com/pisces-agent/pisces/internal/settings"
@@ -228,10 +229,15 @@ func (env *environment) buildSessionWith(req sessions.BuildRequest, wrap func([]
 		closeExt()
 		return nil, err
 	}
+	var ms *mcp.Session
+	bind := func(*core.Session) {}
+	if !req.ReadOnly {
+		ms, bind = env.mcpSession(cwd, trusted)
+	}
 	opts := env.coreOptions(project{
 		cwd: cwd, settings: st, trusted: trusted, extensions: host,
 		tools: ts, active: active, allowed: allowed, sessionDir: sessDir,
-		toolsFor: toolsFor, spills: spills,
+		toolsFor: toolsFor, spills: spills, mcp: ms,
 	}, req.Store)
 	// The session's own model and thinking level come back; the session it
 	// was opened from (or the command line) is the fallback. The session
@@ -248,6 +254,7 @@ func (env *environment) buildSessionWith(req sessions.BuildRequest, wrap func([]
 		closeExt()
 		return nil, err
 	}
+	bind(sess)
 	if host != nil {
 		host.SetActions(sess.Actions())
 		host.SetEmit(sess.EmitExternal)

@@ -117,8 +117,8 @@ type Options struct {
 	Extensions *extensions.Host
 	// MCP is the session's view of the MCP servers (nil: none). Their
 	// tools join the tool set as the servers connect.
-	MCP *mcp.Session
-	APIKey     string // --api-key override for the current provider
+	MCP    *mcp.Session
+	APIKey string // --api-key override for the current provider
 
 	// Spills records the bash spill files of this session's tools (whoever
 	// builds them should put it in their tools.Env) and of its user bash

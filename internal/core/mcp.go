@@ -22,10 +22,16 @@ func (s *Session) MCP() *mcp.Session { return s.opts.MCP }
 // warning.
 func (s *Session) startMCPReports() {
 	m := s.opts.MCP
-	if m == nil || len(m.Servers()) == 0 {
+	if m == nil {
 		return
 	}
+	// Watch first, then start the servers (Servers does): every change
+	// of theirs is reported.
 	stop := m.Watch(func(st mcp.Status) { s.emit(&rpc.MCPServerChangedEvent{Server: MCPServerInfo(st)}) })
+	if len(m.Servers()) == 0 {
+		stop()
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.mcpStop = func() {
@@ -41,7 +47,7 @@ func (s *Session) startMCPReports() {
 }
 
 func newNotifyID() string {
-	var b [16]byte
+	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }

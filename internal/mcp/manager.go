@@ -36,7 +36,8 @@ type group struct {
 	servers []*Server
 }
 
-// NewManager reads the global configuration and starts its servers.
+// NewManager reads the global configuration; its servers start when a
+// session first asks for them.
 func NewManager(opts Options) *Manager {
 	m := &Manager{opts: opts, projects: map[string]*group{}, watchers: map[int]func(*Server){}}
 	cfg := Load(Files{AgentDir: opts.AgentDir, Extra: opts.Extra})
@@ -47,9 +48,7 @@ func NewManager(opts Options) *Manager {
 func (m *Manager) startGroup(cfg *Config, cwd string) *group {
 	g := &group{cfg: cfg}
 	for _, sc := range cfg.Servers {
-		s := newServer(sc, cwd, m.opts.Version, m.serverChanged)
-		g.servers = append(g.servers, s)
-		s.start()
+		g.servers = append(g.servers, newServer(sc, cwd, m.opts.Version, m.serverChanged))
 	}
 	return g
 }
@@ -95,9 +94,18 @@ func (m *Manager) watch(fn func(*Server)) func() {
 }
 
 // Servers returns the servers a session in cwd sees: the global ones, and
-// when the project is trusted its own (which win by name). A trusted
-// project's servers are started on first use.
+// when the project is trusted its own (which win by name). They start
+// connecting (in the background) the first time a session asks for them:
+// a session that watches them first hears of every change.
 func (m *Manager) Servers(cwd string, trusted bool) []*Server {
+	out := m.servers(cwd, trusted)
+	for _, s := range out {
+		s.start()
+	}
+	return out
+}
+
+func (m *Manager) servers(cwd string, trusted bool) []*Server {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := append([]*Server(nil), m.global.servers...)

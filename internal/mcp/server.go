@@ -52,6 +52,7 @@ type Server struct {
 	everUp       bool // it connected once (a later loss is restarted once)
 	restarted    bool // the one restart was used
 	closed       bool
+	started      bool
 	ready        chan struct{} // closed when the current attempt settled
 }
 
@@ -101,12 +102,15 @@ func (s *Server) Status() Status {
 	return st
 }
 
-// start connects in the background.
+// start connects in the background, the first time it is called.
 func (s *Server) start() {
-	if !s.cfg.Enabled {
-		return
+	s.mu.Lock()
+	first := !s.started && s.cfg.Enabled
+	s.started = true
+	s.mu.Unlock()
+	if first {
+		go s.connect()
 	}
-	go s.connect()
 }
 
 // Wait returns when the current connection attempt has settled or ctx is
@@ -145,12 +149,15 @@ func (s *Server) connect() {
 			s.resources = init.Capabilities != nil && init.Capabilities.Resources != nil
 		}
 	}
-	close(s.ready)
+	ready := s.ready
 	s.mu.Unlock()
+	// Watchers hear of the change before anyone waiting for the attempt
+	// goes on: a warning about failed servers follows their events.
+	s.changed(s)
+	close(ready)
 	if c != nil {
 		go s.watch(c)
 	}
-	s.changed(s)
 }
 
 // watch marks the server failed when its connection ends by itself.

@@ -137,9 +137,9 @@ func projectDir(cwd string) string { return filepath.Join(cwd, ProjectDirName) }
 // skills, rules, agent definitions, extensions, settings.json, mcp.json,
 // SYSTEM.md, APPEND_SYSTEM.md: every file Pisces reads there, and whatever
 // else is put there, is behind the same decision), anything in pi's
-// project directory .pi/ (Pisces loads nothing from it, but a repository
-// that brings an agent its extensions, MCP servers or settings gets the
-// same question whichever agent it was written for), or other tools' rule
+// project directory .pi/ (Pisces loads only its mcp.json from it, but a
+// repository that brings an agent its extensions, MCP servers or settings
+// gets the same question whichever agent it was written for), or other tools' rule
 // files (.cursor/rules, .windsurf/rules, .windsurfrules, .clinerules),
 // which load only when trusted. Agent dirs are not project resources: the
 // configured one (~/.pisces/agent, when Pisces runs in the home
