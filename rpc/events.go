@@ -272,6 +272,8 @@ type ToolExecutionStartEvent struct {
 	ToolCallID string          `json:"toolCallId"`
 	ToolName   string          `json:"toolName"`
 	Args       json.RawMessage `json:"args"`
+	// ParentToolCallID is set on a call another tool (codemode) made.
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
 }
 
 // ToolExecutionUpdateEvent carries the accumulated partial result.
@@ -291,6 +293,8 @@ type ToolExecutionEndEvent struct {
 	Result     ToolResultPayload `json:"result"`
 	IsError    bool              `json:"isError"`
 	DurationMs *int64            `json:"durationMs,omitempty"`
+	// ParentToolCallID is set on a call another tool (codemode) made.
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
 }
 
 // QueueUpdateEvent lists the queued steering and follow-up texts.

@@ -370,8 +370,9 @@ func (r *runner) run(t tools.Tool, tc ai.Content, args json.RawMessage) tools.Re
 			done <- res
 		}()
 		out, err := t.Execute(r.ctx, tools.Call{
-			ID:   tc.ID,
-			Args: args,
+			ID:        tc.ID,
+			Args:      args,
+			RunNested: r.nested(tc.ID, &mu, &abandoned),
 			OnUpdate: func(p tools.Result) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -423,7 +424,7 @@ func (r *runner) finish(tc ai.Content, res tools.Result, ms int64) *ai.ToolResul
 	msg := &ai.ToolResultMessage{
 		Role: ai.RoleToolResult, ToolCallID: tc.ID, ToolName: tc.Name,
 		Content: res.Content, Details: res.Details, IsError: res.IsError,
-		DurationMs: &d, Timestamp: ai.NowMs(),
+		DurationMs: &d, Timestamp: ai.NowMs(), NestedCalls: res.NestedCalls,
 	}
 	r.deliver(msg)
 	return msg
@@ -434,4 +435,29 @@ func argsOf(tc ai.Content) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return tc.Arguments
+}
+
+// nested returns the RunNested of the call parent: each nested call is
+// announced with tool_execution_start and _end events naming the parent
+// (nothing is emitted once the parent was abandoned).
+func (r *runner) nested(parent string, mu *sync.Mutex, abandoned *bool) func(ctx context.Context, id, name string, args json.RawMessage, run func(context.Context) tools.Result) tools.Result {
+	emit := func(ev rpc.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !*abandoned {
+			r.emit(ev)
+		}
+	}
+	return func(ctx context.Context, id, name string, args json.RawMessage, run func(context.Context) tools.Result) tools.Result {
+		emit(&rpc.ToolExecutionStartEvent{ToolCallID: id, ToolName: name, Args: args, ParentToolCallID: parent})
+		start := time.Now()
+		res := run(ctx)
+		d := time.Since(start).Milliseconds()
+		emit(&rpc.ToolExecutionEndEvent{
+			ToolCallID: id, ToolName: name,
+			Result:  rpc.ToolResultPayload{Content: res.Content, Details: res.Details, StructuredContent: res.StructuredContent},
+			IsError: res.IsError, DurationMs: &d, ParentToolCallID: parent,
+		})
+		return res
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/ai/scripted"
+	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
 	"github.com/pisces-agent/pisces/internal/fsx"
@@ -44,6 +45,11 @@ type IO struct {
 
 // Main runs Pisces and returns the exit code.
 func Main(argv []string, stdio IO) int {
+	if codemode.IsChild() {
+		// A codemode run's interpreter (started by this binary's codemode
+		// tool, never by a person).
+		return codemode.ChildMain(stdio.Stdin, stdio.Stdout)
+	}
 	if len(argv) > 0 {
 		if sub := findSubcommand(argv[0]); sub != nil {
 			return sub.run(argv[1:], stdio)

@@ -39,7 +39,8 @@ func (env *environment) mcpSession(cwd string, trusted bool) (*mcp.Session, func
 			}
 			return cwd, trusted
 		},
-		Allow: mcpAllow(env.args),
+		Allow:    mcpAllow(env.args),
+		Codemode: wantsCodemode(env.args.Tools) || wantsCodemode(env.settings.DefaultTools()),
 	})
 	return ms, func(s *core.Session) { owner.Store(s) }
 }
@@ -76,4 +77,16 @@ func isMCPToolName(name string) bool {
 		return true
 	}
 	return strings.HasPrefix(name, "mcp__")
+}
+
+// wantsCodemode reports a tool list that names codemode (+codemode, or
+// codemode in an allowlist): the codemode tool is offered even without a
+// codemode server.
+func wantsCodemode(list []string) bool {
+	for _, x := range list {
+		if x == "codemode" || x == "+codemode" {
+			return true
+		}
+	}
+	return false
 }

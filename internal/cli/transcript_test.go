@@ -20,6 +20,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/pisces-agent/pisces/internal/cli"
+	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
@@ -31,6 +32,9 @@ var update = flag.Bool("update", false, "rewrite the expected output of transcri
 var exampleBins string
 
 func TestMain(m *testing.M) {
+	if codemode.IsChild() {
+		os.Exit(codemode.ChildMain(os.Stdin, os.Stdout))
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "pisces-examples")
 	if err != nil {

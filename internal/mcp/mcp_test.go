@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/procgroup"
 	"github.com/pisces-agent/pisces/internal/tools"
 )
@@ -330,5 +331,66 @@ func TestProjectServersNeedTrust(t *testing.T) {
 	}
 	if got := names(m.Servers(proj, true)); got != "g=/nonexistent/g,p=/nonexistent/pi,both=/nonexistent/pisces-both" {
 		t.Errorf("trusted: %s", got)
+	}
+}
+
+func TestCodemodeNestedCalls(t *testing.T) {
+	_, s := newManager(t, `"test":`+stdioEntry(t, `"toolExposure":{"exit":"hidden"}`))
+	settle(t, s)
+	es := s.Entries()
+	cm, ok := entry(es, codemode.Name)
+	if !ok || !cm.Active {
+		t.Fatal("codemode not offered with a codemode server")
+	}
+	if e, _ := entry(es, "mcp__test__echo"); e.Active || e.Exposure != ExposureCodemode {
+		t.Errorf("a codemode tool is declared: %+v", e)
+	}
+	if _, ok := entry(es, ToolSearchName); !ok {
+		t.Error("no tool_search with a codemode server")
+	}
+	if d := cm.Tool.Description(); !strings.Contains(d, "tools.mcp__test__get_sum({a, b}): Adds two numbers") || strings.Contains(d, "mcp__test__exit") {
+		t.Errorf("description %q", d)
+	}
+	var mu sync.Mutex
+	var nested []string
+	runNested := func(ctx context.Context, id, name string, args json.RawMessage, run func(context.Context) tools.Result) tools.Result {
+		res := run(ctx)
+		mu.Lock()
+		nested = append(nested, id+" "+name+" "+string(args)+fmt.Sprintf(" error=%v", res.IsError))
+		mu.Unlock()
+		return res
+	}
+	code := `const r = await tools.mcp__test__get_sum({a: 2, b: 3});
+const e = await mcp.test.echo({message: "x"});
+let failed = "";
+try { await mcp.test.fail({}); } catch (err) { failed = err.message; }
+console.log("sum is", r.sum);
+return {r, e, failed};`
+	args, _ := json.Marshal(map[string]string{"code": code})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := cm.Tool.Execute(ctx, tools.Call{ID: "call_9", Args: args, RunNested: runNested})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.Content[0].Text != `{"e":"Echo: x","failed":"it failed","r":{"sum":5}}`+"\n\nLogs:\nsum is 5" {
+		t.Fatalf("result %+v", res.Content)
+	}
+	want := []string{
+		`call_9:1 mcp__test__get_sum {"a":2,"b":3} error=false`,
+		`call_9:2 mcp__test__echo {"message":"x"} error=false`,
+		`call_9:3 mcp__test__fail {} error=true`,
+	}
+	if strings.Join(nested, "\n") != strings.Join(want, "\n") {
+		t.Errorf("nested calls:\n%s\nwant:\n%s", strings.Join(nested, "\n"), strings.Join(want, "\n"))
+	}
+	if string(res.NestedCalls) != `{"calls":[{"id":"call_9:1","name":"mcp__test__get_sum","status":"ok"},{"id":"call_9:2","name":"mcp__test__echo","status":"ok"},{"id":"call_9:3","name":"mcp__test__fail","status":"error"}],"complete":true}` {
+		t.Errorf("nestedCalls %s", res.NestedCalls)
+	}
+	// A hidden tool is not among the functions.
+	args, _ = json.Marshal(map[string]string{"code": `return await tools.mcp__test__exit({})`})
+	res, _ = cm.Tool.Execute(ctx, tools.Call{ID: "call_10", Args: args})
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "TypeError") {
+		t.Errorf("calling a hidden tool: %+v", res.Content)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/tools"
 )
 
@@ -29,6 +30,9 @@ type SessionOptions struct {
 	Where func() (cwd string, trusted bool)
 	// Allow filters tool names by --tools/--exclude-tools (nil: all).
 	Allow func(name string) bool
+	// Codemode offers the codemode tool even without a codemode server
+	// (+codemode in --tools or defaultTools).
+	Codemode bool
 }
 
 // Session is one core session's view of the manager's servers: which
@@ -38,6 +42,8 @@ type Session struct {
 	m    *Manager
 	opts SessionOptions
 
+	codemode *codemode.Tool
+
 	mu       sync.Mutex
 	loaded   map[string]bool // loaded by tool_search
 	override map[string]bool // set_active_tools decisions on MCP tools
@@ -45,7 +51,22 @@ type Session struct {
 
 // NewSession returns a session's view of m.
 func (m *Manager) NewSession(opts SessionOptions) *Session {
-	return &Session{m: m, opts: opts, loaded: map[string]bool{}, override: map[string]bool{}}
+	s := &Session{m: m, opts: opts, loaded: map[string]bool{}, override: map[string]bool{}}
+	s.codemode = codemode.New(s.codemodeFunctions)
+	return s
+}
+
+// codemodeFunctions are the tools a codemode program can call: the
+// codemode-exposed tools of the connected servers.
+func (s *Session) codemodeFunctions() []codemode.Function {
+	var out []codemode.Function
+	for _, e := range s.Entries() {
+		if e.Exposure == ExposureCodemode && e.Server != "" {
+			st := e.Tool.(*serverTool)
+			out = append(out, codemode.Function{Tool: e.Tool, Server: e.Server, Name: st.tool.Name})
+		}
+	}
+	return out
 }
 
 // Servers returns the servers the session sees.
@@ -112,6 +133,7 @@ func (s *Session) Entries() []Entry {
 	seen := map[string]bool{}
 	searchable := false
 	resources := false
+	hasCodemode := false
 	for _, srv := range servers {
 		st := srv.snapshot()
 		up := st.state == StateConnected || st.restartable
@@ -139,6 +161,9 @@ func (s *Session) Entries() []Entry {
 				continue
 			}
 			seen[name] = true
+			if exp == ExposureCodemode {
+				hasCodemode = true
+			}
 			active := exp == ExposureDirect || s.loaded[name]
 			if o, ok := s.override[name]; ok {
 				active = o
@@ -163,6 +188,9 @@ func (s *Session) Entries() []Entry {
 	}
 	if searchable {
 		add(&searchTool{s: s})
+	}
+	if hasCodemode || s.opts.Codemode || s.m.AutoEnableCodemode() {
+		add(s.codemode)
 	}
 	return out
 }
@@ -216,7 +244,7 @@ func (s *Session) PromptSection() string {
 	if len(lines) == 0 {
 		return ""
 	}
-	out := "<mcp_servers>\nThese MCP servers are connected; their tools are not declared directly. Use tool_search to find and load a server's tools.\n"
+	out := "<mcp_servers>\nThese MCP servers are connected; their tools are not declared directly. Call the tools of a (codemode) server from a codemode program; find and load any server's tools with tool_search.\n"
 	for _, l := range lines {
 		out += l + "\n"
 	}

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/mcp/mcptest"
 )
 
@@ -18,6 +19,9 @@ import (
 // PISCES_TEST_MCP_SERVER set it serves testServer instead of running the
 // tests.
 func TestMain(m *testing.M) {
+	if codemode.IsChild() {
+		os.Exit(codemode.ChildMain(os.Stdin, os.Stdout))
+	}
 	if os.Getenv("PISCES_TEST_MCP_SERVER") != "" {
 		if err := mcptest.Server().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -18,6 +18,9 @@ type Result struct {
 	// StructuredContent is an MCP tool's structured result (nil when
 	// absent); clients see it beside the content.
 	StructuredContent json.RawMessage
+	// NestedCalls records the calls the tool made through RunNested
+	// ({calls:[{id, name, status}], complete}); nil when none.
+	NestedCalls json.RawMessage
 }
 
 // ErrorResult is a failure the model should see.
@@ -35,6 +38,11 @@ type Call struct {
 	// OnUpdate, when set, receives the accumulated partial result while the
 	// tool runs (bash streams its output this way).
 	OnUpdate func(partial Result)
+	// RunNested, when set, runs a call the tool makes on the model's
+	// behalf (codemode's calls) as a nested tool call: run is called
+	// between tool_execution_start and tool_execution_end events that
+	// carry this call's id as parentToolCallId.
+	RunNested func(ctx context.Context, id, name string, args json.RawMessage, run func(context.Context) Result) Result
 }
 
 // Tool is a callable tool. Execute returns a Go error only for broken
