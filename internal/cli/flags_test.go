@@ -142,7 +142,7 @@ func TestSubcommandsAreNotPrompts(t *testing.T) {
 		{"uninstall", 1, "packages are not supported yet"},
 		{"update", 1, "not supported yet"},
 		{"auth", 2, `unknown command "some-source"`},
-		{"mcp", 1, "MCP servers are not supported yet"},
+		{"mcp", 0, "No MCP servers"},
 	} {
 		args := []string{c.word}
 		if c.code != 0 {

@@ -58,7 +58,7 @@ Open one with pisces --session ID|PATH, or continue the newest with -c.
 	{name: "uninstall", usage: "Usage:\n  pisces uninstall <source>\n\nThe same as remove. Not supported yet: Pisces cannot install packages.\n", do: runRemove},
 	{name: "update", usage: "Usage:\n  pisces update [source|self]\n\nNot supported yet: Pisces updates neither packages nor itself.\n", do: runUpdate},
 	{name: "auth", usage: authUsage, raw: runAuth},
-	{name: "mcp", usage: "Usage:\n  pisces mcp <command>\n\nNot supported yet: Pisces has no MCP client.\n", do: runMCP},
+	{name: "mcp", usage: mcpUsage, raw: runMCPCommand},
 }
 
 func findSubcommand(word string) *subcommand {
@@ -216,9 +216,3 @@ There are no packages to update.
 	return 1
 }
 
-func runMCP(s *subcommand, _ *Args, _ map[string]bool, stdio IO) int {
-	fmt.Fprint(stdio.Stderr, `pisces mcp: MCP servers are not supported yet; mcp.json is not read and no MCP tools are offered.
-An extension (docs/extensions.md) can give the model tools instead.
-`)
-	return 1
-}
