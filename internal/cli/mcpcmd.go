@@ -223,4 +223,3 @@ func mcpList(env *environment, stdio IO) int {
 	}
 	return 0
 }
-

@@ -215,4 +215,3 @@ There are no packages to update.
 `)
 	return 1
 }
-
