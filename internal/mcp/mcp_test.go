@@ -20,7 +20,7 @@ import (
 
 const waitLong = 2 * time.Minute
 
-func writeConfig(t *testing.T, dir, servers string) {
+func writeConfig(t testing.TB, dir, servers string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func writeConfig(t *testing.T, dir, servers string) {
 	}
 }
 
-func newManager(t *testing.T, servers string) (*Manager, *Session) {
+func newManager(t testing.TB, servers string) (*Manager, *Session) {
 	t.Helper()
 	agent := t.TempDir()
 	writeConfig(t, agent, servers)
@@ -40,7 +40,9 @@ func newManager(t *testing.T, servers string) (*Manager, *Session) {
 	return m, m.NewSession(SessionOptions{Where: func() (string, bool) { return cwd, false }})
 }
 
-func settle(t *testing.T, s *Session) {
+func settleB(t testing.TB, s *Session) { settle(t, s) }
+
+func settle(t testing.TB, s *Session) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()

@@ -47,7 +47,9 @@ func httpServer(t *testing.T, seen func(http.Header)) string {
 }
 
 // stdioEntry is an mcp.json entry running the test binary as a server.
-func stdioEntry(t *testing.T, extra string) string {
+func stdioEntryB(t testing.TB) string { return stdioEntry(t, "") }
+
+func stdioEntry(t testing.TB, extra string) string {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
