@@ -31,6 +31,9 @@ type MCPServerInfo struct {
 	// Error is the last failure ("spawn X ENOENT", "MCP connection
 	// closed", "timed out after 1m0s"), when failed.
 	Error string `json:"error,omitempty"`
+	// Note says what of the entry is not honoured ("MCP OAuth is not
+	// supported yet; connected without it").
+	Note string `json:"note,omitempty"`
 }
 
 // MCPStatusData is mcp_status' data.

@@ -210,6 +210,9 @@ func mcpList(env *environment, stdio IO) int {
 		if st.Description != "" {
 			fmt.Fprintf(w, "  %s\n", st.Description)
 		}
+		if st.Note != "" {
+			fmt.Fprintf(w, "  note: %s\n", st.Note)
+		}
 		fmt.Fprintf(w, "  %s\n", st.Command)
 		if len(st.Tools) > 0 {
 			fmt.Fprintf(w, "  tools: %s\n", strings.Join(st.Tools, ", "))

@@ -60,7 +60,7 @@ func MCPServerInfo(st mcp.Status) rpc.MCPServerInfo {
 	}
 	return rpc.MCPServerInfo{Name: st.Name, Scope: st.Scope, State: st.State, Exposure: st.Exposure,
 		Description: st.Description, Command: st.Command, ToolCount: len(st.Tools), Tools: names,
-		Resources: st.Resources, Error: st.Error}
+		Resources: st.Resources, Error: st.Error, Note: st.Note}
 }
 
 // MCPStatus describes the session's MCP servers (nil when MCP is off).

@@ -186,13 +186,19 @@ func WaitSettled(ctx context.Context, servers []*Server) {
 }
 
 // AttentionMessage is the one warning a session shows when servers fail
-// ("" when none failed), as pi words it.
+// or an entry is not fully honoured ("" when there is nothing to say), as
+// pi words it.
 func AttentionMessage(servers []*Server) string {
 	var b strings.Builder
 	for _, s := range servers {
 		st := s.Status()
-		if st.State == StateFailed {
+		switch {
+		case st.State == StateFailed && st.Note != "":
+			fmt.Fprintf(&b, "\n  %s: failed: %s (%s)", st.Name, st.Error, st.Note)
+		case st.State == StateFailed:
 			fmt.Fprintf(&b, "\n  %s: failed: %s", st.Name, st.Error)
+		case st.Note != "":
+			fmt.Fprintf(&b, "\n  %s: %s", st.Name, st.Note)
 		}
 	}
 	if b.Len() == 0 {

@@ -195,8 +195,13 @@ func TestDeferredHTTPAndToolSearch(t *testing.T) {
 		mu.Unlock()
 	})
 	t.Setenv("PISCES_MCP_TEST_TOKEN", "tok")
-	_, s := newManager(t, `"web":{"url":"`+url+`","exposure":"deferred","headers":{"Authorization":"Bearer ${PISCES_MCP_TEST_TOKEN}"}}`)
+	_, s := newManager(t, `"web":{"url":"`+url+`","exposure":"deferred","headers":{"Authorization":"Bearer ${PISCES_MCP_TEST_TOKEN}"},"oauth":{"clientId":"x"}}`)
 	settle(t, s)
+	// An oauth block is not honoured, and that is said (once, in the
+	// warning), not skipped silently.
+	if msg := s.Attention(context.Background()); msg != "MCP servers need attention:\n  web: "+OAuthNote+"\nRun pisces mcp list (or /mcp in the terminal UI) to see them." {
+		t.Errorf("attention %q", msg)
+	}
 	if st := s.Servers()[0].Status(); st.State != StateConnected || len(st.Tools) != 5 {
 		t.Fatalf("status %+v", st)
 	}

@@ -35,6 +35,9 @@ const (
 	killGrace = time.Second
 )
 
+// OAuthNote is reported for a server whose entry has an oauth block.
+const OAuthNote = "MCP OAuth is not supported yet; connected without it"
+
 // Server is one configured MCP server and its connection.
 type Server struct {
 	cfg     *ServerConfig
@@ -88,6 +91,8 @@ type Status struct {
 	Tools        []string // the server's own tool names
 	Resources    bool
 	Instructions string
+	// Note says what of the entry is not honoured (an oauth block).
+	Note string
 }
 
 // Status returns the server's current state.
@@ -96,6 +101,9 @@ func (s *Server) Status() Status {
 	defer s.mu.Unlock()
 	st := Status{Name: s.cfg.Name, Scope: s.cfg.Scope, Exposure: s.cfg.Exposure, Description: s.cfg.Description,
 		Command: s.cfg.CommandLine(), State: s.state, Error: s.lastErr, Resources: s.resources, Instructions: s.instructions}
+	if s.cfg.OAuth {
+		st.Note = OAuthNote
+	}
 	for _, t := range s.tools {
 		st.Tools = append(st.Tools, t.Name)
 	}
