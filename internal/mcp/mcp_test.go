@@ -401,3 +401,39 @@ return {r, e, failed};`
 		t.Errorf("calling a hidden tool: %+v", res.Content)
 	}
 }
+
+// A server still starting when the manager closes is stopped too: close
+// gives up the connection under way and stops its process group.
+func TestCloseWhileConnecting(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	b, _ := json.Marshal(`echo $$ > "` + pidFile + `"; exec sleep 61`)
+	m, s := newManager(t, `"slow":{"command":"/bin/sh","args":["-c",`+string(b)+`]}`)
+	srv := s.Servers()[0] // starts it
+	var pid int
+	deadline := time.Now().Add(waitLong)
+	for pid == 0 && time.Now().Before(deadline) {
+		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+			fmt.Sscan(string(data), &pid)
+		} else {
+			time.Sleep(10 * time.Millisecond) // polling a file the shell writes: no event to wait on
+		}
+	}
+	if pid == 0 {
+		t.Fatal("the server did not start")
+	}
+	if st := srv.Status(); st.State != StateConnecting {
+		t.Fatalf("state %s", st.State)
+	}
+	m.Close()
+	if procgroup.Alive(pid) {
+		procgroup.KillGroup(pid)
+		t.Fatal("the starting server's process group outlived Close")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	srv.Wait(ctx)
+	if ctx.Err() != nil {
+		t.Error("waiting for a closed server's attempt does not end")
+	}
+}

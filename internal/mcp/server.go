@@ -57,6 +57,8 @@ type Server struct {
 	closed       bool
 	started      bool
 	ready        chan struct{} // closed when the current attempt settled
+	cancelDial   func()        // ends the connection attempt under way
+	dialing      chan struct{} // closed when that attempt has returned
 }
 
 // conn is one live connection.
@@ -136,13 +138,25 @@ func (s *Server) Wait(ctx context.Context) {
 func (s *Server) connect() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
 	defer cancel()
-	c, tools, init, err := s.dial(ctx)
 	s.mu.Lock()
 	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	dialing := make(chan struct{})
+	s.cancelDial, s.dialing = cancel, dialing
+	s.mu.Unlock()
+	defer close(dialing)
+	c, tools, init, err := s.dial(ctx)
+	s.mu.Lock()
+	s.cancelDial, s.dialing = nil, nil
+	if s.closed {
+		ready := s.ready
 		s.mu.Unlock()
 		if c != nil {
 			c.close()
 		}
+		close(ready)
 		return
 	}
 	if err != nil {
@@ -335,7 +349,14 @@ func (s *Server) close() {
 	if s.state != StateDisabled {
 		s.state = StateClosed
 	}
+	cancel, dialing := s.cancelDial, s.dialing
 	s.mu.Unlock()
+	if cancel != nil {
+		// A connection under way is given up, and its process stopped,
+		// before close returns.
+		cancel()
+		<-dialing
+	}
 	if c != nil {
 		c.close()
 	}
