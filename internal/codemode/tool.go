@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +71,7 @@ func compactSchema(schema json.RawMessage) string {
 	for k := range s.Properties {
 		names = append(names, k)
 	}
-	sortStrings(names)
+	slices.Sort(names)
 	return "{" + strings.Join(names, ", ") + "}"
 }
 
@@ -264,14 +265,6 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 		l.n -= k
 	}
 	return len(p), nil
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // validPrefix is s cut to at most n bytes, at a character boundary.

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -56,26 +58,13 @@ func (m *Manager) startGroup(cfg *Config, cwd string) *group {
 func (m *Manager) serverChanged(s *Server) {
 	m.mu.Lock()
 	ws := make([]func(*Server), 0, len(m.watchers))
-	for _, id := range sortedIDs(m.watchers) {
+	for _, id := range slices.Sorted(maps.Keys(m.watchers)) {
 		ws = append(ws, m.watchers[id])
 	}
 	m.mu.Unlock()
 	for _, w := range ws {
 		w(s)
 	}
-}
-
-func sortedIDs(m map[int]func(*Server)) []int {
-	ids := make([]int, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
-	return ids
 }
 
 // watch calls fn on every state or tool-list change of any server; the

@@ -11,16 +11,21 @@ import (
 
 // Names of the tools the MCP client adds beside the servers' own.
 const (
-	ToolSearchName              = "tool_search"
-	ListResourcesName           = "list_mcp_resources"
-	ListResourceTemplatesName   = "list_mcp_resource_templates"
-	ReadResourceName            = "read_mcp_resource"
-	attentionSettleUpperBound   = 5 * time.Minute
-	defaultSearchResultsToLoad  = 10
-	resultLimit                 = 20 * 1024
-	truncatedNoteFormat         = "\n\n[... %d bytes truncated from the middle of this MCP result ...]\n\n"
-	toolNotFoundFormat          = "Tool %s not found"
-	serverUnavailableNoteFormat = "Tool %s failed: %v"
+	ToolSearchName            = "tool_search"
+	ListResourcesName         = "list_mcp_resources"
+	ListResourceTemplatesName = "list_mcp_resource_templates"
+	ReadResourceName          = "read_mcp_resource"
+)
+
+const (
+	// attentionBound bounds the wait for the servers to settle before the
+	// failure warning (each is bounded by its own timeout too).
+	attentionBound = 5 * time.Minute
+	// searchLimit is the most tools one tool_search loads.
+	searchLimit = 10
+	// resultLimit is the size past which a result's text is cut in the
+	// middle.
+	resultLimit = 20 * 1024
 )
 
 // SessionOptions configure a session's view of the servers.
@@ -105,7 +110,7 @@ func (s *Session) WaitDirect(ctx context.Context) {
 // about those that failed ("" when none did).
 func (s *Session) Attention(ctx context.Context) string {
 	servers := s.Servers()
-	ctx, cancel := context.WithTimeout(ctx, attentionSettleUpperBound)
+	ctx, cancel := context.WithTimeout(ctx, attentionBound)
 	defer cancel()
 	WaitSettled(ctx, servers)
 	return AttentionMessage(servers)

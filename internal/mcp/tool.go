@@ -38,7 +38,7 @@ func (t *serverTool) Parameters() json.RawMessage { return t.schema }
 func (t *serverTool) Execute(ctx context.Context, call tools.Call) (tools.Result, error) {
 	sess, err := t.srv.session(ctx)
 	if err != nil {
-		return tools.ErrorResult(fmt.Sprintf(serverUnavailableNoteFormat, t.name, err)), nil
+		return tools.ErrorResult(fmt.Sprintf("Tool %s failed: %v", t.name, err)), nil
 	}
 	args := call.Args
 	if len(args) == 0 || string(args) == "null" {
@@ -49,7 +49,7 @@ func (t *serverTool) Execute(ctx context.Context, call tools.Call) (tools.Result
 		if ctx.Err() != nil {
 			return tools.ErrorResult("Tool execution aborted"), nil
 		}
-		return tools.ErrorResult(fmt.Sprintf(serverUnavailableNoteFormat, t.name, connectError(err))), nil
+		return tools.ErrorResult(fmt.Sprintf("Tool %s failed: %v", t.name, connectError(err))), nil
 	}
 	out := tools.Result{
 		Content: convertContent(res.Content),
@@ -134,7 +134,7 @@ func truncateMiddle(cs []ai.Content, limit int) []ai.Content {
 	head := validPrefix(text, limit/2)
 	tail := validSuffix(text, limit/2)
 	cut := len(text) - len(head) - len(tail)
-	return append([]ai.Content{ai.Text(head + fmt.Sprintf(truncatedNoteFormat, cut) + tail)}, rest...)
+	return append([]ai.Content{ai.Text(head + fmt.Sprintf("\n\n[... %d bytes truncated from the middle of this MCP result ...]\n\n", cut) + tail)}, rest...)
 }
 
 func validPrefix(s string, n int) string {
@@ -199,8 +199,8 @@ func (t *searchTool) Execute(_ context.Context, call tools.Call) (tools.Result, 
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
-	if len(hits) > defaultSearchResultsToLoad {
-		hits = hits[:defaultSearchResultsToLoad]
+	if len(hits) > searchLimit {
+		hits = hits[:searchLimit]
 	}
 	if len(hits) == 0 {
 		return tools.Result{
