@@ -339,6 +339,20 @@ func TestProjectServersNeedTrust(t *testing.T) {
 	if got := names(m.Servers(proj, true)); got != "g=/nonexistent/g,p=/nonexistent/pi,both=/nonexistent/pisces-both" {
 		t.Errorf("trusted: %s", got)
 	}
+	// Sessions in several projects share the global servers; each
+	// project's belong to it, and run in its directory by default.
+	other := t.TempDir()
+	writeConfig(t, filepath.Join(other, ".pisces"), `"p":{"command":"/nonexistent/other"}`)
+	a, b := m.Servers(proj, true), m.Servers(other, true)
+	if a[0] != b[0] || a[0] != m.Servers(proj, false)[0] {
+		t.Error("the global server is not shared")
+	}
+	if a[1] == b[1] || a[1].cwd != proj || b[1].cwd != other {
+		t.Errorf("project servers: %s in %s, %s in %s", a[1].cfg.Command, a[1].cwd, b[1].cfg.Command, b[1].cwd)
+	}
+	if again := m.Servers(proj, true); again[1] != a[1] {
+		t.Error("a project's servers are started again")
+	}
 }
 
 func TestCodemodeNestedCalls(t *testing.T) {
