@@ -55,6 +55,9 @@ func runRPC(sess *core.Session, env *environment, stdio IO, fl *fileLock, readOn
 			close(stopServe)
 			code = 0
 		case <-ctx.Done():
+			// The MCP servers stop while the run is aborted and the
+			// output drains (Main's closeMCP then waits for them).
+			go env.closeMCP()
 			sess.Abort()
 			sess.AbortBash()
 			close(stopServe)

@@ -123,6 +123,9 @@ func runWeb(env *environment, stdio IO) int {
 		}
 	case <-srv.ShutdownRequested():
 	}
+	// The MCP servers stop while the sessions do (Main's closeMCP then
+	// waits for them): both fit in the 3-second exit.
+	go env.closeMCP()
 	srv.Shutdown()
 	return code
 }

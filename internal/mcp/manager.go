@@ -30,6 +30,8 @@ type Manager struct {
 	watchers map[int]func(*Server)
 	nextID   int
 	closed   bool
+
+	closeOnce sync.Once
 }
 
 // group is the servers of one configuration (global, or one project's).
@@ -142,28 +144,27 @@ func (m *Manager) AutoEnableCodemode() bool {
 }
 
 // Close stops every server (at the same time: the slowest bounds the
-// wait, about 1.5 s).
+// wait, about 1.5 s). Callers at the same time all return once it is
+// done.
 func (m *Manager) Close() {
-	m.mu.Lock()
-	if m.closed {
+	m.closeOnce.Do(func() {
+		m.mu.Lock()
+		m.closed = true
+		all := append([]*Server(nil), m.global.servers...)
+		for _, g := range m.projects {
+			all = append(all, g.servers...)
+		}
 		m.mu.Unlock()
-		return
-	}
-	m.closed = true
-	all := append([]*Server(nil), m.global.servers...)
-	for _, g := range m.projects {
-		all = append(all, g.servers...)
-	}
-	m.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, s := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.close()
-		}()
-	}
-	wg.Wait()
+		var wg sync.WaitGroup
+		for _, s := range all {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.close()
+			}()
+		}
+		wg.Wait()
+	})
 }
 
 // WaitSettled waits until every server in servers has settled its first
