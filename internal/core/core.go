@@ -445,25 +445,38 @@ func (s *Session) Settings() *settings.Settings { return s.opts.Settings }
 
 // activeTools returns the active tool instances in tool order.
 func (s *Session) activeTools() []tools.Tool {
+	own, all := s.activeOwnTools()
+	return s.withHooks(append(own, s.activeMCPTools(all)...))
+}
+
+// activeOwnTools returns the session's own active tools (not MCP's), and
+// all of its own.
+func (s *Session) activeOwnTools() (active, all []tools.Tool) {
 	s.mu.Lock()
-	active := map[string]bool{}
+	on := map[string]bool{}
 	for _, n := range s.active {
-		active[n] = true
+		on[n] = true
 	}
-	all := s.tools
+	all = s.tools
 	s.mu.Unlock()
-	var out []tools.Tool
 	for _, t := range all {
-		if active[t.Name()] {
-			out = append(out, t)
+		if on[t.Name()] {
+			active = append(active, t)
 		}
 	}
-	for _, e := range s.mcpEntries(all) {
+	return active, all
+}
+
+// activeMCPTools returns the MCP tools active now (own: the session's
+// own tools, whose names MCP tools do not take).
+func (s *Session) activeMCPTools(own []tools.Tool) []tools.Tool {
+	var out []tools.Tool
+	for _, e := range s.mcpEntries(own) {
 		if e.Active {
 			out = append(out, e.Tool)
 		}
 	}
-	return s.withHooks(out)
+	return out
 }
 
 // systemPrompt builds the system prompt for the active tools and its

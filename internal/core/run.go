@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -486,7 +487,14 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 		key, _ = s.opts.Models.Key(model.Provider)
 	}
 	s.waitMCP(ctx)
-	active := s.activeTools()
+	own, allOwn := s.activeOwnTools()
+	active := s.withHooks(append(slices.Clone(own), s.activeMCPTools(allOwn)...))
+	// Later model calls of the run keep its own tools and see the MCP
+	// tools as they are then (those tool_search loaded, servers that
+	// connected or went away).
+	toolsNow := func() []tools.Tool {
+		return s.withHooks(append(slices.Clone(own), s.activeMCPTools(allOwn)...))
+	}
 	sysText, sections := s.systemPrompt(active)
 	if extra := s.hooks().BeforeAgentStart(ctx, sysText); extra != "" {
 		sysText += "\n\n" + extra
@@ -526,7 +534,7 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 		},
 		LegacySnapshots:   legacy,
 		NoInitialSteering: steered,
-		ToolsNow:          s.activeTools,
+		ToolsNow:          toolsNow,
 	}
 	if tt := s.newTTSR(); tt != nil {
 		names := map[int]string{}

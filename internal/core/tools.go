@@ -39,8 +39,9 @@ func (s *Session) ActiveToolNames() []string {
 	return out
 }
 
-// SetActiveTools activates exactly the named tools. Unknown names are an
-// error naming them, and nothing changes. The new set applies from the next
+// SetActiveTools activates exactly the named tools (MCP tools offered now
+// included: the choice on each of them holds for the session). Unknown
+// names are an error naming them, and nothing changes. The new set applies from the next
 // prompt (a run in progress keeps the tools it started with).
 func (s *Session) SetActiveTools(names []string) error {
 	all := s.AllTools()
@@ -65,7 +66,7 @@ func (s *Session) SetActiveTools(names []string) error {
 	for _, e := range s.mcpEntries(own) {
 		offered = append(offered, e.Tool.Name())
 	}
-	var active []string
+	active := []string{}
 	for _, n := range names {
 		if slices.Contains(offered, n) {
 			on[n] = true
