@@ -27,11 +27,9 @@ func (s *Session) startMCPReports() {
 	}
 	// Watch first, then start the servers (Servers does): every change
 	// of theirs is reported.
+	// A project's servers start later, once it is trusted: the watch
+	// stays for them too.
 	stop := m.Watch(func(st mcp.Status) { s.emit(&rpc.MCPServerChangedEvent{Server: MCPServerInfo(st)}) })
-	if len(m.Servers()) == 0 {
-		stop()
-		return
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.mcpStop = func() {
@@ -39,11 +37,18 @@ func (s *Session) startMCPReports() {
 		stop()
 	}
 	s.mu.Unlock()
+	if len(m.Servers()) == 0 {
+		return
+	}
 	go func() {
 		if msg := m.Attention(ctx); msg != "" && ctx.Err() == nil {
-			s.emit(&rpc.NotifyEvent{ID: newNotifyID(), Method: "notify", Message: msg, NotifyType: "warning"})
+			s.notifyMCP(msg)
 		}
 	}()
+}
+
+func (s *Session) notifyMCP(msg string) {
+	s.emit(&rpc.NotifyEvent{ID: newNotifyID(), Method: "notify", Message: msg, NotifyType: "warning"})
 }
 
 func newNotifyID() string {
@@ -128,9 +133,15 @@ func (s *Session) mcpSection() []prompt.Section {
 
 // waitMCP waits, inside a run, for the servers whose tools are directly
 // exposed to settle (each bounded by its timeout), so that the first
-// prompt sees their tools.
+// prompt sees their tools, and reports failures not reported yet.
 func (s *Session) waitMCP(ctx context.Context) {
-	if s.opts.MCP != nil {
-		s.opts.MCP.WaitDirect(ctx)
+	if s.opts.MCP == nil {
+		return
+	}
+	s.opts.MCP.WaitDirect(ctx)
+	// Servers that failed since the last warning (a project's, started
+	// once it was trusted) are reported here, before the run starts.
+	if msg := s.opts.MCP.Unreported(); msg != "" {
+		s.notifyMCP(msg)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -293,7 +294,8 @@ func spawnError(command string, err error) error {
 
 func connectError(err error) error {
 	msg := err.Error()
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(msg, "closed") || strings.Contains(msg, "EOF") {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(msg, "closed") || strings.Contains(msg, "EOF") || strings.Contains(msg, "broken pipe") {
 		return errors.New("MCP connection closed")
 	}
 	return err
@@ -441,4 +443,12 @@ func (s *Server) snapshot() snapshot {
 	defer s.mu.Unlock()
 	return snapshot{state: s.state, tools: s.tools, resources: s.resources,
 		restartable: s.state == StateFailed && s.everUp && !s.restarted && !s.closed}
+}
+
+// settled reports whether the server's first attempt is over (connected,
+// failed, disabled or closed).
+func (s *Server) settled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state != StateConnecting
 }

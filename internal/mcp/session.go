@@ -52,11 +52,12 @@ type Session struct {
 	mu       sync.Mutex
 	loaded   map[string]bool // loaded by tool_search
 	override map[string]bool // set_active_tools decisions on MCP tools
+	reported map[*Server]bool // settled servers the warnings have covered
 }
 
 // NewSession returns a session's view of m.
 func (m *Manager) NewSession(opts SessionOptions) *Session {
-	s := &Session{m: m, opts: opts, loaded: map[string]bool{}, override: map[string]bool{}}
+	s := &Session{m: m, opts: opts, loaded: map[string]bool{}, override: map[string]bool{}, reported: map[*Server]bool{}}
 	s.codemode = codemode.New(s.codemodeFunctions)
 	return s
 }
@@ -107,13 +108,31 @@ func (s *Session) WaitDirect(ctx context.Context) {
 }
 
 // Attention waits for every server to settle, then returns the warning
-// about those that failed ("" when none did).
+// about those that failed and were not reported yet ("" when none).
 func (s *Session) Attention(ctx context.Context) string {
 	servers := s.Servers()
 	ctx, cancel := context.WithTimeout(ctx, attentionBound)
 	defer cancel()
 	WaitSettled(ctx, servers)
-	return AttentionMessage(servers)
+	return s.Unreported()
+}
+
+// Unreported returns the warning about the servers that have settled
+// since the last warning and failed ("" when none): each server is
+// reported once (a project's servers start when it is trusted, after the
+// first warning).
+func (s *Session) Unreported() string {
+	servers := s.Servers()
+	var fresh []*Server
+	s.mu.Lock()
+	for _, srv := range servers {
+		if !s.reported[srv] && srv.settled() {
+			s.reported[srv] = true
+			fresh = append(fresh, srv)
+		}
+	}
+	s.mu.Unlock()
+	return AttentionMessage(fresh)
 }
 
 // Entry is one tool the session can offer, with where it comes from.
