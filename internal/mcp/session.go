@@ -50,8 +50,8 @@ type Session struct {
 	codemode *codemode.Tool
 
 	mu       sync.Mutex
-	loaded   map[string]bool // loaded by tool_search
-	override map[string]bool // set_active_tools decisions on MCP tools
+	loaded   map[string]bool  // loaded by tool_search
+	override map[string]bool  // set_active_tools decisions on MCP tools
 	reported map[*Server]bool // settled servers the warnings have covered
 }
 
