@@ -70,6 +70,7 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 				}
 			}
 		})
+		sess.StartMCPReports()
 		defer unsub()
 	}
 	if a.Mode != "json" {
@@ -81,6 +82,7 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 					retryDelayText(e.DelayMs), e.Attempt, e.MaxAttempts, e.ErrorMessage)
 			}
 		})
+		sess.StartMCPReports()
 		defer unsub()
 	}
 	ctx, sig, stop := signalContext()

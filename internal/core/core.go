@@ -334,7 +334,6 @@ func (s *Session) SnapshotViewers() int { return int(s.snapshotViewers.Load()) }
 // event order, from whichever goroutine emits; it must not block and must
 // not call back into the Session. It returns a function that unsubscribes.
 func (s *Session) Subscribe(fn func(rpc.Event)) func() {
-	defer s.mcpOnce.Do(s.startMCPReports)
 	s.emitMu.Lock()
 	id := s.nextSub
 	s.nextSub++

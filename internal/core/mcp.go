@@ -15,11 +15,13 @@ import (
 // MCP returns the session's view of the MCP servers (nil when MCP is off).
 func (s *Session) MCP() *mcp.Session { return s.opts.MCP }
 
-// startMCPReports begins reporting the MCP servers to subscribers: each
-// change of a server as mcp_server_changed, and once, when the servers the
-// session started with have settled, a warning listing those that failed.
-// It runs when the first subscriber arrives, so that a surface sees the
-// warning.
+// StartMCPReports begins reporting the MCP servers to subscribers (and
+// starts them): each change of a server as mcp_server_changed, and once,
+// when the servers the session started with have settled, a warning
+// listing those that failed. A surface calls it once it has subscribed, so
+// that it sees the warning; later calls do nothing.
+func (s *Session) StartMCPReports() { s.mcpOnce.Do(s.startMCPReports) }
+
 func (s *Session) startMCPReports() {
 	m := s.opts.MCP
 	if m == nil {

@@ -43,6 +43,7 @@ type feed struct {
 func newFeed(s *core.Session) *feed {
 	f := &feed{signal: make(chan struct{}, 1), closed: make(chan struct{})}
 	f.unsub = s.Subscribe(f.push)
+	s.StartMCPReports()
 	return f
 }
 

@@ -76,6 +76,7 @@ func newSession(s *Server, id string, live *sessions.Live) *acpSession {
 	}
 	go as.q.run()
 	as.unsub = live.Core.Subscribe(as.onEvent)
+	live.Core.StartMCPReports()
 	if live.Extensions != nil {
 		live.Extensions.SetUI(extensionUI{as})
 	}

@@ -152,6 +152,7 @@ func (s *Server) attach(h *Hub, reason string) {
 		s.w.raw(uiRequest(newUIID(), "notify", map[string]any{"message": "Read-only session: " + ro, "notifyType": "warning"}))
 	}
 	s.unsub = h.sess.Subscribe(s.onEvent)
+	h.sess.StartMCPReports()
 	if s.paced() {
 		// This client is the session's only reader (stdio): past the
 		// queue's limit the run and the user bash command wait for it
