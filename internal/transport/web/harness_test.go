@@ -208,6 +208,13 @@ func (cl *client) send(frame string) {
 // it.
 func (cl *client) waitFor(what string, pred func(map[string]any) bool) map[string]any {
 	cl.t.Helper()
+	return cl.waitNth(what, pred, 1)
+}
+
+// waitNth blocks until pred holds for n (1-based) of the frames read so
+// far, and returns the nth. Every pass counts from the first frame.
+func (cl *client) waitNth(what string, pred func(map[string]any) bool, n int) map[string]any {
+	cl.t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	timer := time.AfterFunc(waitLimit, func() {
 		cl.mu.Lock()
@@ -218,9 +225,12 @@ func (cl *client) waitFor(what string, pred func(map[string]any) bool) map[strin
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	for {
+		seen := 0
 		for _, m := range cl.got {
 			if pred(m) {
-				return m
+				if seen++; seen == n {
+					return m
+				}
 			}
 		}
 		if cl.err != nil || time.Now().After(deadline) {
@@ -260,14 +270,7 @@ func (cl *client) response(id string) map[string]any {
 // event waits for the nth (1-based) frame of type typ.
 func (cl *client) event(typ string, n int) map[string]any {
 	cl.t.Helper()
-	seen := 0
-	return cl.waitFor(fmt.Sprintf("%s #%d", typ, n), func(m map[string]any) bool {
-		if m["type"] == typ {
-			seen++
-			return seen == n
-		}
-		return false
-	})
+	return cl.waitNth(fmt.Sprintf("%s #%d", typ, n), ofType(typ), n)
 }
 
 // count returns how many frames read so far satisfy pred.
