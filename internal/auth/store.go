@@ -93,48 +93,56 @@ func (s *Store) Close() {
 // file that does not parse, or changed while it was read (pi truncates,
 // then writes), is read again under the lock.
 func (s *Store) load(ctx context.Context) (*authFile, error) {
+	// s.mu guards the cache only: it is never held while waiting for the
+	// file lock, whose holder takes s.mu once it has written the file.
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	rev, err := statRevision(s.path)
 	if err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
 	if s.cache != nil && rev == s.rev {
-		return s.cache, nil
+		f := s.cache
+		s.mu.Unlock()
+		return f, nil
 	}
-	if !rev.exists {
-		s.cache, s.rev = &authFile{}, rev
-		return s.cache, nil
-	}
-	data, rerr := os.ReadFile(s.path)
-	after, _ := statRevision(s.path)
+	s.mu.Unlock()
 	var f *authFile
-	// An empty file is one being written (pi creates it as "{}").
-	empty := len(bytes.TrimSpace(data)) == 0
-	if rerr == nil && after == rev && !empty {
-		f, err = parseAuthFile(data)
-	}
-	if rerr != nil || after != rev || empty || err != nil {
-		// Being written: read it under the lock.
-		l, lerr := acquireLock(ctx, s.path, LockStale, LockWait)
-		if lerr != nil {
+	if !rev.exists {
+		f = &authFile{}
+	} else {
+		data, rerr := os.ReadFile(s.path)
+		after, _ := statRevision(s.path)
+		// An empty file is one being written (pi creates it as "{}").
+		empty := len(bytes.TrimSpace(data)) == 0
+		if rerr == nil && after == rev && !empty {
+			f, err = parseAuthFile(data)
+		}
+		if rerr != nil || after != rev || empty || err != nil {
+			// Being written: read it under the lock.
+			l, lerr := acquireLock(ctx, s.path, LockStale, LockWait)
+			if lerr != nil {
+				if err != nil {
+					return nil, fmt.Errorf("%s: %v", s.path, err)
+				}
+				return nil, lerr
+			}
+			defer l.release()
+			if rev, err = statRevision(s.path); err != nil {
+				return nil, err
+			}
+			data, err := os.ReadFile(s.path)
 			if err != nil {
+				return nil, err
+			}
+			if f, err = parseAuthFile(data); err != nil {
 				return nil, fmt.Errorf("%s: %v", s.path, err)
 			}
-			return nil, lerr
-		}
-		defer l.release()
-		if rev, err = statRevision(s.path); err != nil {
-			return nil, err
-		}
-		if data, err = os.ReadFile(s.path); err != nil {
-			return nil, err
-		}
-		if f, err = parseAuthFile(data); err != nil {
-			return nil, fmt.Errorf("%s: %v", s.path, err)
 		}
 	}
+	s.mu.Lock()
 	s.cache, s.rev = f, rev
+	s.mu.Unlock()
 	return f, nil
 }
 
