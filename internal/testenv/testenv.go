@@ -10,6 +10,7 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -126,4 +127,23 @@ func Cleanup() {
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}
+}
+
+// LockedBuffer is a bytes.Buffer that several goroutines may write and
+// read (a child process's stderr copied while the test reads it).
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

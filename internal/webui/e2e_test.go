@@ -109,7 +109,7 @@ func (s *server) start(port string, extra ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
+	var stderr testenv.LockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -150,23 +150,6 @@ func (s *server) start(port string, extra ...string) {
 	case <-time.After(waitLimit):
 		t.Fatalf("web mode printed nothing; stderr:\n%s", stderr.String())
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // browser is a headless Chromium driven over the DevTools protocol.

@@ -2,7 +2,6 @@ package acp_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -231,24 +230,7 @@ type agentRun struct {
 	ed     *editor
 	stdin  io.WriteCloser
 	done   chan int
-	stderr *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stderr *testenv.LockedBuffer
 }
 
 // setupDirs makes the test's agent dir, project and script file.
@@ -282,7 +264,7 @@ func startInProcess(t *testing.T, dir, script string, extra ...string) *agentRun
 	agentDir, proj, scriptPath := setupDirs(t, dir, script)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	r := &agentRun{t: t, dir: dir, agent: agentDir, proj: proj, ed: newEditor(), stdin: inW, done: make(chan int, 1), stderr: &lockedBuffer{}}
+	r := &agentRun{t: t, dir: dir, agent: agentDir, proj: proj, ed: newEditor(), stdin: inW, done: make(chan int, 1), stderr: &testenv.LockedBuffer{}}
 	go func() {
 		code := cli.Main(acpArgs(agentDir, scriptPath, extra...), cli.IO{Stdin: inR, Stdout: outW, Stderr: r.stderr})
 		outW.Close()

@@ -39,7 +39,7 @@ func startBinary(t *testing.T, dir, agentDir, proj string, args ...string) *agen
 	cmd := exec.Command(bin, append([]string{"--mode", "acp", "--agent-dir", agentDir}, args...)...)
 	cmd.Env = cleanEnv()
 	cmd.Dir = dir
-	r := &agentRun{t: t, dir: dir, agent: agentDir, proj: proj, ed: newEditor(), done: make(chan int, 1), stderr: &lockedBuffer{}}
+	r := &agentRun{t: t, dir: dir, agent: agentDir, proj: proj, ed: newEditor(), done: make(chan int, 1), stderr: &testenv.LockedBuffer{}}
 	cmd.Stderr = r.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
 // fuzzServer is a server over an in-memory session whose stdout is read
@@ -25,7 +26,7 @@ type fuzzServer struct {
 	srv    *Server
 	in     *io.PipeWriter
 	served chan struct{}
-	stderr *lockedBuffer
+	stderr *testenv.LockedBuffer
 	n      int // inputs sent
 
 	mu      sync.Mutex
@@ -33,23 +34,6 @@ type fuzzServer struct {
 	ids     map[string]int // responses seen, by id
 	bad     []string       // stdout lines that are not one JSON object
 	readErr error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func newFuzzServer(t *testing.T) *fuzzServer {
@@ -63,7 +47,7 @@ func newFuzzServer(t *testing.T) *fuzzServer {
 	}
 	outR, outW := io.Pipe()
 	inR, inW := io.Pipe()
-	fs := &fuzzServer{sess: sess, dir: dir, in: inW, served: make(chan struct{}), stderr: &lockedBuffer{}, ids: map[string]int{}}
+	fs := &fuzzServer{sess: sess, dir: dir, in: inW, served: make(chan struct{}), stderr: &testenv.LockedBuffer{}, ids: map[string]int{}}
 	fs.cond = sync.NewCond(&fs.mu)
 	fs.srv = New(sess, outW, Options{DeltaInterval: 0, Stderr: fs.stderr})
 	go func() {
