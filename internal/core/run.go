@@ -293,6 +293,11 @@ func (s *Session) AbortWith(message string) {
 func (s *Session) Abort() {
 	s.mu.Lock()
 	r := s.run
+	if r != nil {
+		// Marked before the retry delay is cancelled: a run waiting in
+		// that delay ends at once, and its agent_settled must say aborted.
+		r.aborted.Store(true)
+	}
 	if s.retryCancel != nil {
 		s.retryCancel()
 	}
@@ -307,7 +312,6 @@ func (s *Session) Abort() {
 		s.mu.Unlock()
 		return
 	}
-	r.aborted.Store(true)
 	r.cancel()
 	<-r.done
 }
