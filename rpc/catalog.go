@@ -87,7 +87,7 @@ func Commands() []CommandInfo {
 		{Name: CmdDeleteSession, Doc: "Move a session file to <agentDir>/trash/ (not the active one).", Command: DeleteSessionCommand{}, Data: DeleteSessionData{}},
 		{Name: CmdSetTodos, Doc: "Replace the todo plan's phases.", Command: SetTodosCommand{}, Data: TodosData{}},
 		{Name: CmdGetCommands, Doc: "The slash commands: prompt templates, skills and extension commands.", Command: SimpleCommand{}, Data: CommandsData{}},
-		{Name: CmdExportHTML, Doc: "Export the current branch as one self-contained HTML file.", Command: ExportHTMLCommand{}, Data: PathData{}},
+		{Name: CmdExportHTML, Doc: "Export the current branch as one self-contained HTML file, written to a file or (inline) returned in the response.", Command: ExportHTMLCommand{}, Data: ExportHTMLData{}},
 		{Name: CmdListDirectory, Doc: "The directories in a directory (dotfiles hidden, sorted; \"\" is home): a web UI's project picker.", Command: ListDirectoryCommand{}, Data: ListDirectoryData{}},
 		{Name: CmdReloadResources, Doc: "Reload settings, templates, skills, rules and context files; data lists the commands.", Command: SimpleCommand{}, Data: CommandsData{}},
 

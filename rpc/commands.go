@@ -601,16 +601,23 @@ type DeleteSessionData struct {
 	TrashPath string `json:"trashPath"`
 }
 
-// ExportHTMLCommand exports the current branch as HTML.
+// ExportHTMLCommand exports the current branch as HTML: written to a file
+// (OutputPath, or beside the session file), or with Inline returned in the
+// response and written nowhere (a browser saves it as a download).
 type ExportHTMLCommand struct {
 	ID         string `json:"id,omitempty"`
 	Type       string `json:"type"`
 	OutputPath string `json:"outputPath,omitempty"`
+	Inline     bool   `json:"inline,omitempty"`
 }
 
-// PathData is export_html's data.
-type PathData struct {
-	Path string `json:"path"`
+// ExportHTMLData is export_html's data: Path of the file written, or with
+// inline the page itself (HTML) and the file name it would have been
+// written under (FileName).
+type ExportHTMLData struct {
+	Path     string `json:"path,omitempty"`
+	HTML     string `json:"html,omitempty"`
+	FileName string `json:"fileName,omitempty"`
 }
 
 // SessionTreeEntry is an entry of get_session_tree (the plain view's

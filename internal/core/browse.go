@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -160,13 +161,29 @@ func (s *Session) DeleteSession(path string) (string, error) {
 func (s *Session) ExportHTML(outputPath string) (string, error) {
 	st := s.Store()
 	if outputPath == "" {
-		if f := st.File(); f != "" {
-			outputPath = strings.TrimSuffix(f, ".jsonl") + ".html"
-		} else {
-			outputPath = filepath.Join(s.Cwd(), "pisces-session-"+st.ID()+".html")
-		}
+		outputPath = s.exportPath(st)
 	}
 	return ExportFile(st, outputPath)
+}
+
+// exportPath is where ExportHTML writes by default.
+func (s *Session) exportPath(st *session.Session) string {
+	if f := st.File(); f != "" {
+		return strings.TrimSuffix(f, ".jsonl") + ".html"
+	}
+	return filepath.Join(s.Cwd(), "pisces-session-"+st.ID()+".html")
+}
+
+// ExportHTMLContent returns the page ExportHTML would write, without
+// writing anything, and the file name ExportHTML would give it (for a
+// client that saves it elsewhere, such as a browser's download).
+func (s *Session) ExportHTMLContent() (html []byte, fileName string, err error) {
+	st := s.Store()
+	var b bytes.Buffer
+	if err := export.HTML(st, &b, export.Options{}); err != nil {
+		return nil, "", err
+	}
+	return b.Bytes(), filepath.Base(s.exportPath(st)), nil
 }
 
 // ExportFile writes a session's current branch to path as HTML, replacing

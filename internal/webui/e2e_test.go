@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -253,6 +254,55 @@ func documentLost(err error) bool {
 	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed")
 }
 
+// download runs the action that starts a download and returns the name the
+// page gave the file and its content, once the browser has saved it.
+func (b *browser) download(what string, start chromedp.Action[chromedp.Void]) (string, []byte) {
+	b.t.Helper()
+	dir := b.t.TempDir()
+	ctx, cancel := context.WithTimeout(b.ctx, waitLimit)
+	defer cancel()
+	begins := chromedp.Events(ctx, cdpbrowser.DownloadWillBegin)
+	progress := chromedp.Events(ctx, cdpbrowser.DownloadProgress)
+	err := chromedp.Do(ctx,
+		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+				Behavior:      cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName,
+				DownloadPath:  dir,
+				EventsEnabled: new(true),
+			})
+			return err
+		}),
+		start)
+	if err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+	var name string
+	for ev, err := range begins {
+		if err != nil {
+			b.t.Fatalf("%s: waiting for the download to begin: %v", what, err)
+		}
+		name = ev.SuggestedFilename
+		break
+	}
+	for ev, err := range progress {
+		if err != nil {
+			b.t.Fatalf("%s: waiting for the download: %v", what, err)
+		}
+		switch ev.State {
+		case cdpbrowser.DownloadProgressStateCompleted:
+			content, err := os.ReadFile(filepath.Join(dir, ev.GUID))
+			if err != nil {
+				b.t.Fatalf("%s: the downloaded file: %v", what, err)
+			}
+			return name, content
+		case cdpbrowser.DownloadProgressStateCanceled:
+			b.t.Fatalf("%s: the browser cancelled the download", what)
+		}
+	}
+	b.t.Fatalf("%s: no download completed", what)
+	return "", nil
+}
+
 // screenshot saves the page as e2e-screenshots/<test>-<n>-<name>.png
 // (a folder git ignores).
 func (b *browser) screenshot(name string) {
@@ -433,6 +483,27 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Errorf("after switching back the address names session %q, want %q", back, firstSession)
 	}
 	b.screenshot("switched-back")
+
+	// Export: the page arrives as a download in the browser, and nothing
+	// is written on the server.
+	name, page := b.download("exporting the session", chromedp.Click(chromedp.CSS(`[data-testid=export]`)))
+	if !strings.HasSuffix(name, ".html") || !strings.Contains(name, firstSession) {
+		t.Errorf("the download is named %q, want the session file's name (session %s) as .html", name, firstSession)
+	}
+	for _, want := range []string{"<!DOCTYPE html>", "please run the tool", "clean the build folder", "The build folder is gone.", "tool-output-42"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the downloaded page (%d bytes) lacks %q", len(page), want)
+		}
+	}
+	if bytes.Contains(page, []byte("Answer in the second session.")) {
+		t.Error("the downloaded page holds the other session's answer")
+	}
+	filepath.WalkDir(srv.agentDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".html") {
+			t.Errorf("exporting from the page wrote %s on the server", p)
+		}
+		return nil
+	})
 
 	// The tree: go back to the first prompt.
 	b.do("opening the tree", chromedp.Click(chromedp.CSS(`[data-testid=open-tree]`)))

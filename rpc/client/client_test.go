@@ -491,3 +491,48 @@ func TestProjectPicker(t *testing.T) {
 		t.Fatalf("the new session works in %q", b.Output)
 	}
 }
+
+// export_html over stdio: written to a file, and inline (the page in the
+// response, no file written anywhere).
+func TestExportHTML(t *testing.T) {
+	c := start(t, `{"turns":[{"content":[{"type":"text","text":"an answer worth keeping"}]}]}`, true)
+	ctx := ctxFor(t)
+	if _, err := c.PromptAndWait(ctx, "a question to export"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.GetState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, name, err := c.ExportHTMLInline(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSuffix(filepath.Base(st.SessionFile), ".jsonl") + ".html"
+	if name != want {
+		t.Errorf("file name %q, want %q", name, want)
+	}
+	for _, s := range []string{"<!DOCTYPE html>", "a question to export", "an answer worth keeping"} {
+		if !strings.Contains(html, s) {
+			t.Errorf("inline export lacks %q", s)
+		}
+	}
+	beside := strings.TrimSuffix(st.SessionFile, ".jsonl") + ".html"
+	if _, err := os.Stat(beside); !os.IsNotExist(err) {
+		t.Fatalf("inline export wrote %s (stat: %v)", beside, err)
+	}
+	path, err := c.ExportHTML(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != beside {
+		t.Fatalf("export_html wrote %s, want %s", path, beside)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != html {
+		t.Errorf("the file (%d bytes) differs from the inline page (%d bytes)", len(b), len(html))
+	}
+}

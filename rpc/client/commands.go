@@ -120,6 +120,28 @@ func (c *Client) ListDirectory(ctx context.Context, path string) (*rpc.ListDirec
 	return data[rpc.ListDirectoryData](c.do(ctx, rpc.CmdListDirectory, id, rpc.ListDirectoryCommand{ID: id, Type: rpc.CmdListDirectory, Path: path}))
 }
 
+// ExportHTML writes the current branch as one self-contained HTML file to
+// outputPath ("" is beside the session file) and returns its path.
+func (c *Client) ExportHTML(ctx context.Context, outputPath string) (string, error) {
+	id := c.newID()
+	d, err := data[rpc.ExportHTMLData](c.do(ctx, rpc.CmdExportHTML, id, rpc.ExportHTMLCommand{ID: id, Type: rpc.CmdExportHTML, OutputPath: outputPath}))
+	if err != nil {
+		return "", err
+	}
+	return d.Path, nil
+}
+
+// ExportHTMLInline returns the page ExportHTML would write, and the file
+// name it would have, without writing anything on the agent's machine.
+func (c *Client) ExportHTMLInline(ctx context.Context) (html, fileName string, err error) {
+	id := c.newID()
+	d, err := data[rpc.ExportHTMLData](c.do(ctx, rpc.CmdExportHTML, id, rpc.ExportHTMLCommand{ID: id, Type: rpc.CmdExportHTML, Inline: true}))
+	if err != nil {
+		return "", "", err
+	}
+	return d.HTML, d.FileName, nil
+}
+
 // GetTools returns every tool, the active ones' names and the MCP
 // servers.
 func (c *Client) GetTools(ctx context.Context) (*rpc.ToolsData, error) {

@@ -176,9 +176,21 @@ function Header() {
     const d = await S.call("compact", {}, "Compact").catch(() => null);
     if (d) S.toast(`Compacted: ${d.tokensBefore?.toLocaleString()} tokens before`, "info");
   };
+  // Export downloads the page to this browser: the server sends it in the
+  // response (inline) and writes nothing on its side.
   const exportHTML = async () => {
-    const d = await S.call("export_html", {}, "Export").catch(() => null);
-    if (d) S.toast(`Exported to ${d.path}`, "info", 12000);
+    const d = await S.call("export_html", { inline: true }, "Export").catch(() => null);
+    if (!d) return;
+    const url = URL.createObjectURL(new Blob([d.html], { type: "text/html" }));
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = d.fileName || "session.html";
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    // The download reads the blob after the click returns.
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    S.toast(`Downloaded ${a.download}`, "info");
   };
   return (
     <header class="header">
@@ -209,7 +221,7 @@ function Header() {
         <button class="small" onClick={compact} disabled={S.compacting.value} title="Summarise the conversation so far">
           Compact
         </button>
-        <button class="small" onClick={exportHTML} title="Write the conversation as one HTML file on the server">
+        <button class="small" onClick={exportHTML} title="Download the conversation as one HTML file" data-testid="export">
           Export
         </button>
       </div>

@@ -74,7 +74,7 @@ var commandFields = map[string][]fieldSpec{
 	},
 	rpc.CmdRenameSession: {{name: "sessionPath", kind: kString, required: true}, {name: "name", kind: kString, required: true}},
 	rpc.CmdDeleteSession: {{name: "sessionPath", kind: kString, required: true}},
-	rpc.CmdExportHTML:    {{name: "outputPath", kind: kString}},
+	rpc.CmdExportHTML:    {{name: "outputPath", kind: kString}, {name: "inline", kind: kBool}},
 
 	rpc.CmdNegotiateProtocol: {{name: "protocolVersion", kind: kNumber, required: true}},
 	rpc.CmdOpenSession:       {{name: "sessionDir", kind: kString, required: true}},

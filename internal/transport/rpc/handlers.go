@@ -815,11 +815,21 @@ func (s *call) exportHTML(line []byte) (any, error) {
 	if err := decode(line, &c); err != nil {
 		return nil, err
 	}
+	if c.Inline {
+		if c.OutputPath != "" {
+			return nil, errors.New("export_html takes outputPath or inline, not both")
+		}
+		html, name, err := s.sess.ExportHTMLContent()
+		if err != nil {
+			return nil, err
+		}
+		return rpc.ExportHTMLData{HTML: string(html), FileName: name}, nil
+	}
 	p, err := s.sess.ExportHTML(c.OutputPath)
 	if err != nil {
 		return nil, err
 	}
-	return rpc.PathData{Path: p}, nil
+	return rpc.ExportHTMLData{Path: p}, nil
 }
 
 func (s *call) lastAssistantText([]byte) (any, error) {
