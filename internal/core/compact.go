@@ -290,9 +290,13 @@ func belowThreshold(st *session.Session, limit int64) bool {
 }
 
 // ContextUsage is get_context_usage's answer; Known is false when no usage
-// has been reported since the last compaction.
+// has been reported since the last compaction. Estimated is true instead
+// on a branch without compaction and without reported usage (a new
+// session, a provider that reports none): Tokens and Percent are then the
+// estimate from the text, which is what pi answers there.
 type ContextUsage struct {
 	Known          bool
+	Estimated      bool
 	Tokens         int64
 	ContextWindow  int
 	Percent        float64
@@ -314,15 +318,33 @@ func (s *Session) ContextUsage() ContextUsage {
 	}
 	// Usage reported before the latest compaction no longer describes the
 	// context.
-	if u.LastUsageIndex < 0 || !afterLatestCompaction(st, sc.EntryIDs[u.LastUsageIndex]) {
+	switch {
+	case u.LastUsageIndex < 0 && !branchCompacted(st):
+		cu.Estimated = true
+	case u.LastUsageIndex < 0 || !afterLatestCompaction(st, sc.EntryIDs[u.LastUsageIndex]):
 		return cu
+	default:
+		cu.Known = true
 	}
-	cu.Known = true
 	cu.Tokens, cu.UsageTokens, cu.TrailingTokens = u.Tokens, u.UsageTokens, u.TrailingTokens
 	if cu.ContextWindow > 0 {
 		cu.Percent = float64(u.Tokens) * 100 / float64(cu.ContextWindow)
 	}
 	return cu
+}
+
+// branchCompacted reports whether the current branch holds a compaction.
+func branchCompacted(st *session.Session) bool {
+	leaf := st.LeafID()
+	if leaf == "" {
+		return false
+	}
+	for _, e := range st.Branch(leaf) {
+		if e.Type == session.TypeCompaction {
+			return true
+		}
+	}
+	return false
 }
 
 // afterLatestCompaction reports whether entry id comes after the latest

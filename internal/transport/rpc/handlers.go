@@ -507,7 +507,7 @@ func statsContextUsage(u core.ContextUsage) *rpc.StatsContextUsage {
 		return nil
 	}
 	cu := &rpc.StatsContextUsage{ContextWindow: u.ContextWindow}
-	if u.Known {
+	if u.Known || u.Estimated {
 		t, p := u.Tokens, u.Percent
 		cu.Tokens, cu.Percent = &t, &p
 	}
@@ -528,13 +528,16 @@ func (s *call) compact(line []byte) (any, error) {
 
 func (s *call) contextUsage([]byte) (any, error) {
 	u := s.sess.ContextUsage()
-	if !u.Known {
+	if !u.Known && !u.Estimated {
 		return rpc.ContextUsageData{}, nil
 	}
-	idx := u.LastUsageIndex
+	var idx *int
+	if u.LastUsageIndex >= 0 {
+		idx = &u.LastUsageIndex
+	}
 	return rpc.ContextUsageData{Usage: &rpc.ContextUsage{
 		Tokens: u.Tokens, ContextWindow: u.ContextWindow, Percent: u.Percent,
-		UsageTokens: u.UsageTokens, TrailingTokens: u.TrailingTokens, LastUsageIndex: &idx,
+		UsageTokens: u.UsageTokens, TrailingTokens: u.TrailingTokens, LastUsageIndex: idx,
 	}}, nil
 }
 
