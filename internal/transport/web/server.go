@@ -370,7 +370,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Service Unavailable: "+reasonShutdown, http.StatusServiceUnavailable)
 		return
 	}
-	// The session: ?session=<id or path>, else the default one.
+	// The session: ?session=<id or path>; else the one the address of the
+	// page that connects names (a cookie the page's load set), when it
+	// still opens; else the default one.
 	var live *sessions.Live
 	if ref := r.URL.Query().Get("session"); ref != "" {
 		l, err := s.manager.Open(ref)
@@ -379,7 +381,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		live = l
-	} else {
+	} else if ref := s.pageSession(r); ref != "" {
+		if l, err := s.manager.Open(ref); err == nil {
+			live = l
+		}
+	}
+	if live == nil {
 		s.manager.Acquire(s.def)
 		live = s.def
 	}

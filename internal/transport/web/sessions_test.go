@@ -1,11 +1,13 @@
 package web
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/tools"
@@ -294,5 +296,70 @@ func TestForkAndCloneLeaveTheRunGoing(t *testing.T) {
 	}
 	if n := b.count(func(m map[string]any) bool { return m["type"] == "tool_execution_end" }); n != 0 {
 		t.Fatal("the connection that moved away got the original session's events")
+	}
+}
+
+// pi's web client keeps its session in the page's address (?session=) but
+// connects to /ws without it, and reads the session its connection is on
+// before it looks at the address: loading the page keeps the address's
+// session in a cookie, and a connection that names no session attaches to
+// it. ?session= on /ws still wins, a session that no longer opens falls
+// back to the default one, a missing asset answered with the page does not
+// touch the cookie, and the page loaded without ?session= removes it.
+func TestPageAddressNamesTheSession(t *testing.T) {
+	ts := newTestServer(t, helloScript, func(o *Options) {
+		o.UI = fstest.MapFS{"index.html": {Data: []byte("<!DOCTYPE html><title>ui</title>")}}
+	})
+	a := ts.dial("")
+	def := a.event("session_changed", 1)["sessionId"].(string)
+	a.call("n1", `{"id":"n1","type":"new_session"}`)
+	id := a.event("session_changed", 2)["sessionId"].(string)
+	a.call("p1", `{"id":"p1","type":"prompt","message":"hi"}`)
+	a.event("agent_settled", 1)
+
+	doc := http.Header{"Sec-Fetch-Dest": {"document"}}
+	name := "pisces_session_" + strconv.Itoa(ts.srv.port)
+	resp, _ := get(t, ts.base+"/?session="+id, doc)
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == name {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("loading the page with ?session= set %v (want an HttpOnly, SameSite=Strict %s)", resp.Header.Values("Set-Cookie"), name)
+	}
+	withCookie := func(value string) http.Header {
+		return http.Header{"Cookie": {name + "=" + value}}
+	}
+	attached := func(extra string, h http.Header) string {
+		t.Helper()
+		cl, err := ts.tryDial(ts.ws+"?token="+testToken+extra, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl.event("session_changed", 1)["sessionId"].(string)
+	}
+	if got := attached("", withCookie(cookie.Value)); got != id {
+		t.Fatalf("a connection from the page attached to %s, want the address's session %s", got, id)
+	}
+	if got := attached("&session="+def, withCookie(cookie.Value)); got != def {
+		t.Fatalf("?session= on /ws attached to %s, want %s", got, def)
+	}
+	if got := attached("", withCookie("0000dead")); got != def {
+		t.Fatalf("a cookie naming no session attached to %s, want the default %s", got, def)
+	}
+	if got := attached("", nil); got != def {
+		t.Fatalf("a connection without cookie attached to %s, want the default %s", got, def)
+	}
+
+	resp, _ = get(t, ts.base+"/favicon.ico", http.Header{"Sec-Fetch-Dest": {"image"}, "Cookie": {name + "=" + cookie.Value}})
+	if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 0 {
+		t.Fatalf("a missing asset: %d, cookies %v", resp.StatusCode, resp.Header.Values("Set-Cookie"))
+	}
+	resp, _ = get(t, ts.base+"/", http.Header{"Sec-Fetch-Dest": {"document"}, "Cookie": {name + "=" + cookie.Value}})
+	cs := resp.Cookies()
+	if len(cs) != 1 || cs[0].Name != name || cs[0].MaxAge >= 0 {
+		t.Fatalf("loading the page without ?session= set %v, want %s removed", resp.Header.Values("Set-Cookie"), name)
 	}
 }

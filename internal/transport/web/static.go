@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -43,9 +45,71 @@ func (s *Server) serveUI(w http.ResponseWriter, r *http.Request, fsys fs.FS) {
 	if name == "" {
 		name = "index.html"
 	}
-	if !s.serveFile(w, r, fsys, name) && !s.serveFile(w, r, fsys, "index.html") {
+	if name != "index.html" && s.serveFile(w, r, fsys, name) {
+		return
+	}
+	if pageLoad(r) {
+		s.rememberPageSession(w, r)
+	}
+	if !s.serveFile(w, r, fsys, "index.html") {
 		http.Error(w, "Not Found", http.StatusNotFound)
 	}
+}
+
+// pageLoad reports whether a request for index.html is a browser loading
+// the page (not a missing asset, such as /favicon.ico, answered with the
+// page): Sec-Fetch-Dest says so where browsers send it, else the path is
+// the page's own.
+func pageLoad(r *http.Request) bool {
+	if d := r.Header.Get("Sec-Fetch-Dest"); d != "" {
+		return d == "document"
+	}
+	return r.URL.Path == "/" || r.URL.Path == "/index.html"
+}
+
+// sessionCookieName is the cookie that carries the session a page's
+// address names (?session=) to the WebSocket connections the page opens.
+func (s *Server) sessionCookieName() string {
+	return "pisces_session_" + strconv.Itoa(s.port)
+}
+
+// rememberPageSession keeps the page's ?session= in a cookie, so that a
+// connection from the page that names no session attaches to the session
+// the page's address names: pi's web client keeps its session in the
+// address but does not pass it to /ws, and reads the session its
+// connection is on (get_state) before it looks at the address. A page
+// loaded without ?session= removes the cookie.
+func (s *Server) rememberPageSession(w http.ResponseWriter, r *http.Request) {
+	ref := r.URL.Query().Get("session")
+	c := &http.Cookie{Name: s.sessionCookieName(), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode}
+	switch {
+	case ref != "":
+		c.Value = url.QueryEscape(ref)
+	case hasCookie(r, c.Name):
+		c.MaxAge = -1
+	default:
+		return
+	}
+	http.SetCookie(w, c)
+}
+
+func hasCookie(r *http.Request, name string) bool {
+	_, err := r.Cookie(name)
+	return err == nil
+}
+
+// pageSession returns the session the page that opened a connection named
+// in its address ("" when none).
+func (s *Server) pageSession(r *http.Request) string {
+	c, err := r.Cookie(s.sessionCookieName())
+	if err != nil {
+		return ""
+	}
+	ref, err := url.QueryUnescape(c.Value)
+	if err != nil {
+		return ""
+	}
+	return ref
 }
 
 // serveFile writes the regular file name of fsys; false when there is
