@@ -49,6 +49,13 @@ type driver struct {
 // scripted provider's JSON), with the bash tool, at 80x24.
 func newDriver(t *testing.T, script string, mod func(*Options)) *driver {
 	t.Helper()
+	return newDriverReg(t, script, mod, nil)
+}
+
+// newDriverReg is newDriver over the registry newReg builds for the agent
+// dir (nil: an empty one), to which the scripted provider is added.
+func newDriverReg(t *testing.T, script string, mod func(*Options), newReg func(agentDir string) *models.Registry) *driver {
+	t.Helper()
 	dir := t.TempDir()
 	// The screens show the session's directory: one name for every run.
 	cwd := filepath.Join(dir, "project")
@@ -59,9 +66,12 @@ func newDriver(t *testing.T, script string, mod func(*Options)) *driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := models.NewRegistry()
-	reg.Add(&models.ProviderEntry{Name: scripted.ProviderName, Provider: p, Models: []*ai.Model{p.Model()}, NoKey: true})
 	agentDir := filepath.Join(dir, "agent")
+	reg := models.NewRegistry()
+	if newReg != nil {
+		reg = newReg(agentDir)
+	}
+	reg.Add(&models.ProviderEntry{Name: scripted.ProviderName, Provider: p, Models: []*ai.Model{p.Model()}, NoKey: true})
 	sessDir := filepath.Join(dir, "sessions")
 	build := func(req sessions.BuildRequest) (*sessions.Built, error) {
 		st, err := settings.Load(agentDir, "")

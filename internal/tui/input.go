@@ -22,6 +22,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := msg.String()
 	km := m.keys
 
+	if m.login != nil {
+		return m.loginKey(k, msg)
+	}
 	if m.dialog != nil {
 		return m.dialogKey(k, msg)
 	}

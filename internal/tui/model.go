@@ -117,6 +117,9 @@ type Options struct {
 	OpenResume bool
 	// Program is the command name shown in the resume hint ("pisces").
 	Program string
+	// OpenURL opens an address of a login in a browser, when there is
+	// one (nil: the address is only shown).
+	OpenURL func(url string)
 }
 
 // Model is the bubbletea model of the interactive UI.
@@ -162,6 +165,7 @@ type Model struct {
 	menu    *picker // the slash menu (follows the editor)
 	overlay *picker // a selector in place of the editor
 	dialog  *dialog // an extension's input/confirm dialog
+	login   *loginView
 
 	lastCtrlC time.Time
 	lastEsc   time.Time
@@ -362,6 +366,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case dialogMsg:
 		m.openDialog(msg)
 		return m, nil
+	case loginEventMsg, loginDoneMsg:
+		return m, m.loginEvent(msg)
 	case tea.MouseWheelMsg:
 		switch msg.Mouse().Button {
 		case tea.MouseWheelUp:
@@ -375,6 +381,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case m.dialog != nil:
 			if m.dialog.list == nil {
 				m.dialog.input.InsertString(msg.Content)
+			}
+		case m.login != nil:
+			if m.login.answer != nil {
+				m.login.input.InsertString(msg.Content)
 			}
 		case m.overlay != nil:
 		default:
@@ -777,6 +787,14 @@ func (m *Model) View() tea.View {
 	var middle []string
 	cursorRow := -1
 	switch {
+	case m.login != nil:
+		middle = append(middle, rule)
+		lines, row := m.login.render(m.width, m.th)
+		if row >= 0 {
+			cursorRow = len(middle) + row
+		}
+		middle = append(middle, lines...)
+		middle = append(middle, rule)
 	case m.dialog != nil:
 		middle = append(middle, rule)
 		lines, row := m.dialog.render(m.width, m.th)
@@ -830,7 +848,10 @@ func (m *Model) View() tea.View {
 	}
 	if cursorRow >= 0 {
 		ed := &m.editor
-		if m.dialog != nil {
+		switch {
+		case m.login != nil:
+			ed = &m.login.input
+		case m.dialog != nil:
 			ed = &m.dialog.input
 		}
 		if c := ed.Cursor(); c != nil {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/auth"
+	"github.com/pisces-agent/pisces/internal/auth/authtest"
 	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
@@ -434,4 +437,54 @@ func TestTerminalReadOnlyView(t *testing.T) {
 	}
 	writer.keys("C-c", "C-c")
 	writer.waitFor("the writer's exit", "PANE-DONE")
+}
+
+// /login in a real terminal: GitHub Copilot's device code against the fake
+// vendor (the enterprise question answered blank, the code shown, the
+// login confirmed by the vendor's polling), then the footer shows the
+// provider's model; /logout removes the login.
+func TestTerminalLogin(t *testing.T) {
+	srv := authtest.New(t)
+	// The account may use two of the catalogue's Copilot models.
+	srv.Set(func(s *authtest.Server) {
+		s.Interval, s.Pending = 1, 1
+		s.Models = []string{"claude-sonnet-4.6", "gpt-5.3-codex"}
+	})
+	env := []string{auth.ServerEnv + "=" + srv.URL, "BROWSER=", "DISPLAY=", "WAYLAND_DISPLAY=",
+		"ANTHROPIC_API_KEY=", "ANTHROPIC_OAUTH_TOKEN=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "COPILOT_GITHUB_TOKEN="}
+	tm := startTerm(t, 120, 40, env)
+	tm.begin()
+	tm.waitFor("the editor", "escape interrupt", "no model")
+	tm.text("/login")
+	tm.waitFor("the menu", "Log in to a subscription")
+	tm.keys("Enter")
+	tm.waitFor("the provider list", "Select provider to log in", "GitHub Copilot")
+	tm.keys("Down", "Down", "Enter")
+	tm.waitFor("the domain question", "Log in to GitHub Copilot", "Enterprise", "enter submits")
+	tm.keys("Enter")
+	tm.waitFor("the device code", "enter the code")
+	tm.waitFor("the login", "Logged in to GitHub Copilot", "(github-copilot) claude-sonnet-4.6")
+	if a := readJSON(t, filepath.Join(tm.dir, "agent", "auth.json"))["github-copilot"]; a == nil {
+		t.Fatal("no login stored")
+	}
+	tm.text("/logout")
+	tm.keys("Enter")
+	tm.waitFor("the logins", "Select provider to log out")
+	tm.keys("Enter")
+	tm.waitFor("the logout", "Logged out of github-copilot")
+	tm.keys("C-c", "C-c")
+	tm.waitFor("the exit", "PANE-DONE")
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
 }
