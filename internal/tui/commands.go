@@ -43,6 +43,7 @@ func init() {
 		{"session", "Session file, messages, tokens and cost", (*Model).cmdSession},
 		{"hotkeys", "List the keys", (*Model).cmdHotkeys},
 		{"reload", "Reload settings, templates, skills and rules", (*Model).cmdReload},
+		{"mcp", "MCP servers: state, tools, errors", (*Model).cmdMCP},
 		{"login", "Log in to a subscription (Claude, ChatGPT, Copilot)", (*Model).cmdLogin},
 		{"logout", "Log out of a subscription", (*Model).cmdLogout},
 		{"quit", "Quit", func(m *Model, _ string) tea.Cmd { return m.quit() }},

@@ -49,12 +49,19 @@ type driver struct {
 // scripted provider's JSON), with the bash tool, at 80x24.
 func newDriver(t *testing.T, script string, mod func(*Options)) *driver {
 	t.Helper()
-	return newDriverReg(t, script, mod, nil)
+	return newDriverWith(t, script, mod, driverSetup{})
 }
 
-// newDriverReg is newDriver over the registry newReg builds for the agent
-// dir (nil: an empty one), to which the scripted provider is added.
-func newDriverReg(t *testing.T, script string, mod func(*Options), newReg func(agentDir string) *models.Registry) *driver {
+// driverSetup changes what newDriverWith builds.
+type driverSetup struct {
+	// registry builds the registry for the agent dir (nil: an empty one);
+	// the scripted provider is added to it.
+	registry func(agentDir string) *models.Registry
+	// core changes each session's options.
+	core func(agentDir string, o *core.Options)
+}
+
+func newDriverWith(t *testing.T, script string, mod func(*Options), setup driverSetup) *driver {
 	t.Helper()
 	dir := t.TempDir()
 	// The screens show the session's directory: one name for every run.
@@ -68,8 +75,8 @@ func newDriverReg(t *testing.T, script string, mod func(*Options), newReg func(a
 	}
 	agentDir := filepath.Join(dir, "agent")
 	reg := models.NewRegistry()
-	if newReg != nil {
-		reg = newReg(agentDir)
+	if setup.registry != nil {
+		reg = setup.registry(agentDir)
 	}
 	reg.Add(&models.ProviderEntry{Name: scripted.ProviderName, Provider: p, Models: []*ai.Model{p.Model()}, NoKey: true})
 	sessDir := filepath.Join(dir, "sessions")
@@ -79,12 +86,16 @@ func newDriverReg(t *testing.T, script string, mod func(*Options), newReg func(a
 			return nil, err
 		}
 		ts := tools.All(tools.Env{Cwd: req.Store.Cwd(), AgentDir: agentDir})
-		s, err := core.New(core.Options{
+		o := core.Options{
 			Tools: ts, ActiveTools: []string{"bash"},
 			AgentDir: agentDir, Cwd: req.Store.Cwd(), Settings: st, Models: reg, Store: req.Store,
 			SessionDir: sessDir, Model: p.Model(), ThinkingLevel: "off", PreferStored: !req.Initial,
 			SystemPrompt: "You are a test agent.", NoContextFiles: true, Log: io.Discard,
-		})
+		}
+		if setup.core != nil {
+			setup.core(agentDir, &o)
+		}
+		s, err := core.New(o)
 		if err != nil {
 			return nil, err
 		}

@@ -21,14 +21,14 @@ import (
 func loginDriver(t *testing.T) (*driver, *authtest.Server, *[]string) {
 	srv := authtest.New(t)
 	var opened []string
-	d := newDriverReg(t, replyScript, func(o *Options) {
+	d := newDriverWith(t, replyScript, func(o *Options) {
 		o.OpenURL = func(u string) { opened = append(opened, u) }
-	}, func(agentDir string) *models.Registry {
+	}, driverSetup{registry: func(agentDir string) *models.Registry {
 		store := auth.Open(filepath.Join(agentDir, "auth.json"), &auth.Options{Server: srv.URL, AnyCallbackPort: true})
 		reg, _ := models.Load(models.LoadOptions{AgentDir: agentDir, Auth: store, Env: func(string) string { return "" }})
 		t.Cleanup(reg.Close)
 		return reg
-	})
+	}})
 	return d, srv, &opened
 }
 

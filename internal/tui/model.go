@@ -502,6 +502,21 @@ func (m *Model) apply(ev rpc.Event) tea.Cmd {
 			b.output += ev.Delta
 			b.invalidate()
 		}
+	case *rpc.NotifyEvent:
+		// The core's own notices (MCP servers that failed to start):
+		// once, in the transcript.
+		switch ev.NotifyType {
+		case "error":
+			m.errorBlock(ev.Message)
+		case "warning":
+			m.addBlock(&block{kind: kindWarning, text: ev.Message})
+		default:
+			m.info(ev.Message)
+		}
+	case *rpc.MCPServerChangedEvent:
+		if m.overlay != nil && m.overlay.refresh != nil {
+			m.overlay.refresh(m)
+		}
 	case *rpc.ExtensionErrorEvent:
 		m.errorBlock(fmt.Sprintf("Extension %s (%s): %s", filepath.Base(ev.ExtensionPath), ev.Event, ev.Error))
 	case *rpc.ThinkingLevelChangedEvent, *rpc.SessionInfoChangedEvent:

@@ -32,6 +32,9 @@ type picker struct {
 	// onKey handles keys the list does not (tab in /resume); true when
 	// handled.
 	onKey func(m *Model, key string) (tea.Cmd, bool)
+	// refresh rebuilds the items when what they show changed (the /mcp
+	// list, as servers connect).
+	refresh func(m *Model)
 }
 
 func (p *picker) visible() []item {

@@ -19,6 +19,7 @@ const (
 	kindBash // a command the user ran with !cmd
 	kindInfo
 	kindError
+	kindWarning
 	kindSummary // compaction and branch summaries
 )
 
@@ -88,6 +89,8 @@ func (b *block) draw(width int, th *Theme, expanded, showThinking bool) []string
 		return out
 	case kindError:
 		return wrap(th.Error.Render(b.text), width)
+	case kindWarning:
+		return wrap(th.Warning.Render(b.text), width)
 	case kindSummary:
 		return append([]string{th.Accent.Render("Summary")}, renderMarkdown(b.text, width, th)...)
 	default:
