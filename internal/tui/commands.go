@@ -364,8 +364,8 @@ func (m *Model) openResume(scope string) tea.Cmd {
 		p.items = append(p.items, item{label: label, desc: desc, value: in})
 	}
 	p.onKey = func(m *Model, k string) (tea.Cmd, bool) {
-		switch k {
-		case "tab":
+		switch {
+		case m.keys.is(k, actTab):
 			next := "all"
 			if scope == "all" {
 				next = "cwd"
@@ -376,7 +376,7 @@ func (m *Model) openResume(scope string) tea.Cmd {
 				m.overlay.setFilter(filter)
 			}
 			return cmd, true
-		case "ctrl+r":
+		case m.keys.is(k, actRenameSession):
 			it, ok := p.current()
 			if !ok {
 				return nil, true
@@ -393,7 +393,7 @@ func (m *Model) openResume(scope string) tea.Cmd {
 				}
 				return cmd
 			}), true
-		case "ctrl+d":
+		case m.keys.is(k, actDeleteSession):
 			it, ok := p.current()
 			if !ok {
 				return nil, true
@@ -635,7 +635,19 @@ func (m *Model) cmdHotkeys(string) tea.Cmd {
 		{k(actCycleModel), "next model"},
 		{k(actSelectModel), "select the model"},
 		{k(actPageUp) + ", " + k(actPageDown), "scroll the transcript (also the mouse wheel)"},
-		{"tab", "complete a command or path"},
+		{k(actTab), "complete a command or path"},
+		{k(actExternal), "edit the message in $VISUAL or $EDITOR"},
+		{k(actCursorLeft) + ", " + k(actCursorRight), "cursor left, right"},
+		{k(actWordLeft), "word left"},
+		{k(actWordRight), "word right"},
+		{k(actLineStart), "start of the line"},
+		{k(actLineEnd), "end of the line"},
+		{k(actJumpForward) + ", " + k(actJumpBackward), "jump to the next (previous) character typed"},
+		{k(actDelWordBack), "delete the word before (kept for yank)"},
+		{k(actDelWordForward), "delete the word after (kept for yank)"},
+		{k(actDelToLineStart) + ", " + k(actDelToLineEnd), "delete to the line's start, end (kept for yank)"},
+		{k(actYank) + ", " + k(actYankPop), "yank the last deleted text; then older ones"},
+		{k(actUndo), "undo"},
 		{"/", "commands"},
 		{"!cmd, !!cmd", "run a shell command (!!: keep it out of the context)"},
 	}

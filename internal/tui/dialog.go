@@ -200,6 +200,7 @@ func (m *Model) openDialog(d dialogMsg) {
 		dl.list = &picker{rows: 2, items: []item{{label: "Yes", value: true}, {label: "No", value: false}}}
 	case "input", "editor":
 		ta := newEditor(m.th)
+		bindEditor(&ta, m.keys)
 		ta.SetWidth(m.width)
 		ta.Placeholder = str(p, "placeholder")
 		if pre := str(p, "prefill"); pre != "" {

@@ -180,6 +180,7 @@ func keyMsg(k string) tea.KeyPressMsg {
 	code := map[string]rune{
 		"enter": tea.KeyEnter, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown,
 		"tab": tea.KeyTab, "backspace": tea.KeyBackspace, "pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown,
+		"left": tea.KeyLeft, "right": tea.KeyRight, "home": tea.KeyHome, "end": tea.KeyEnd, "delete": tea.KeyDelete,
 	}
 	last := parts[len(parts)-1]
 	c, ok := code[last]

@@ -60,7 +60,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		case km.is(k, actSelectDown):
 			m.menu.move(1)
 			return nil
-		case m.menu.files && (k == "tab" || km.is(k, actSubmit)):
+		case m.menu.files && (km.is(k, actTab) || km.is(k, actSubmit)):
 			if it, ok := m.menu.current(); ok {
 				v := m.editor.Value()
 				i := strings.LastIndexAny(v, " \n") + 1
@@ -68,7 +68,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			}
 			m.menu = nil
 			return nil
-		case k == "tab":
+		case km.is(k, actTab):
 			if it, ok := m.menu.current(); ok {
 				m.editor.SetValue("/" + it.label + " ")
 				m.menu = nil
@@ -139,13 +139,15 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.runCommand("resume", "")
 	case km.is(k, actForkSession):
 		return m.runCommand("fork", "")
-	case k == "up" && m.historyUsable():
+	case km.is(k, actExternal):
+		return m.externalEditor()
+	case km.is(k, actCursorUp) && m.historyUsable():
 		if m.histIdx > 0 {
 			m.histIdx--
 			m.editor.SetValue(m.history[m.histIdx])
 		}
 		return nil
-	case k == "down" && m.histIdx < len(m.history) && m.editor.Line() == m.editor.LineCount()-1:
+	case km.is(k, actCursorDown) && m.histIdx < len(m.history) && m.editor.Line() == m.editor.LineCount()-1:
 		m.histIdx++
 		if m.histIdx == len(m.history) {
 			m.editor.Reset()
@@ -153,12 +155,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.editor.SetValue(m.history[m.histIdx])
 		}
 		return nil
-	case k == "tab":
+	case km.is(k, actTab):
 		m.completePath()
 		return nil
 	}
-	var cmd tea.Cmd
-	m.editor, cmd = m.editor.Update(msg)
+	cmd := m.editKey(k, msg)
 	m.updateMenu()
 	return cmd
 }
@@ -260,6 +261,7 @@ func (m *Model) submit(queueAs string) tea.Cmd {
 	}
 	m.menu = nil
 	m.editor.Reset()
+	m.edit.reset()
 	if len(m.history) == 0 || m.history[len(m.history)-1] != raw {
 		m.history = append(m.history, raw)
 	}

@@ -124,6 +124,7 @@ func (m *Model) loginEvent(msg tea.Msg) tea.Cmd {
 		case msg.answer != nil:
 			v.question, v.answer = msg.question, msg.answer
 			v.input = newEditor(m.th)
+			bindEditor(&v.input, m.keys)
 			v.input.SetWidth(m.width)
 		case msg.url:
 			v.urls[len(v.lines)+1] = true

@@ -149,6 +149,7 @@ type Model struct {
 	toPrint    []string // inline mode: lines waiting for the scrollback
 
 	editor       textarea.Model
+	edit         editState
 	history      []string
 	histIdx      int // len(history) when not browsing
 	streaming    bool
@@ -199,6 +200,7 @@ func New(opts Options) *Model {
 	m := &Model{opts: opts, th: th, keys: keys, mgr: opts.Manager, width: 80, height: 24, now: time.Now,
 		showThinking: true}
 	m.editor = newEditor(th)
+	bindEditor(&m.editor, keys)
 	m.attach(opts.Live)
 	return m
 }
@@ -365,6 +367,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, m.flushInline())
 	case dialogMsg:
 		m.openDialog(msg)
+		return m, nil
+	case editorDoneMsg:
+		m.editorDone(msg)
 		return m, nil
 	case loginEventMsg, loginDoneMsg:
 		return m, m.loginEvent(msg)

@@ -488,3 +488,21 @@ func readJSON(t *testing.T, path string) map[string]any {
 	}
 	return m
 }
+
+// ctrl+g: the editor's text goes through $VISUAL or $EDITOR (here a script
+// that adds a line) and comes back into the editor; the UI returns.
+func TestTerminalExternalEditor(t *testing.T) {
+	scriptDir := t.TempDir()
+	ed := filepath.Join(scriptDir, "editor.sh")
+	if err := os.WriteFile(ed, []byte("#!/bin/sh\nprintf ' and more from the editor\\n' >> \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tm := startTerm(t, 100, 30, []string{"VISUAL=", "EDITOR=" + ed}, "--script", e2eScript(t, scriptDir))
+	tm.begin()
+	tm.waitFor("the editor", "escape interrupt")
+	tm.text("draft text")
+	tm.keys("C-g")
+	tm.waitFor("the edited text", "draft text and more from the editor", "escape interrupt")
+	tm.keys("C-c", "C-c")
+	tm.waitFor("the exit", "PANE-DONE")
+}
