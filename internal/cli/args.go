@@ -14,7 +14,9 @@ type Args struct {
 	Mode               string // text, json, rpc, web, acp
 	ModeSet            bool   // --mode was given
 	TUIMode            string // --tui-mode: fullscreen (default) or inline
-	Theme              string // --theme: dark (default) or light
+	Theme              string   // --use-theme NAME, or --theme NAME: the theme chosen by name
+	ThemeFiles         []string // --theme PATH (repeatable): pi theme files
+	NoThemes           bool     // --no-themes: no theme files discovered
 	Print              bool
 	Provider           string
 	Model              string
@@ -305,15 +307,19 @@ func ParseArgs(argv []string) (*Args, error) {
 			}
 		case "--theme", "--use-theme":
 			if v, err = value(); err == nil {
-				if v != "dark" && v != "light" {
-					err = usagef("Unknown theme %q: the built-in themes are dark and light (theme files are not supported yet)", v)
+				switch {
+				case v == "":
+					err = usagef("%s needs a theme's name or file", name)
+				case name == "--theme" && isThemePath(v):
+					a.ThemeFiles = append(a.ThemeFiles, v)
+				case name == "--use-theme" || a.Theme == "":
+					a.Theme = v
 				}
-				a.Theme = v
 			}
 		case "--no-themes":
-			// pi's switch that skips discovering theme files: there are
-			// none to discover here.
-			err = noValue()
+			if err = noValue(); err == nil {
+				a.NoThemes = true
+			}
 		default:
 			err = usagef("Unknown option: %s (see --help)", name)
 		}
@@ -480,9 +486,13 @@ Web mode:
 
 Interactive mode (no -p/--mode, stdin and stdout a terminal; docs/tui.md):
   --tui-mode MODE             fullscreen (default, alternate screen) or inline
-  --theme NAME, --use-theme NAME
-                              dark (default) or light
-  --no-themes                 accepted (there are no theme files to discover)
+  --theme PATH                 a pi theme file (repeatable); the last one is used
+                              unless a theme is chosen by name
+  --use-theme NAME, --theme NAME
+                              the theme: dark (default), light or the name of a
+                              theme file in <agentDir>/themes or the trusted
+                              project's .pi/themes or .pisces/themes
+  --no-themes                 read no theme files from those folders
 
 Other:
   --list-models [SEARCH]      list the models you have keys for (fuzzy SEARCH)
@@ -493,3 +503,9 @@ Other:
   -h, --help                  this help
   --                          end of options: the rest are messages
 `
+
+// isThemePath tells a theme file (a path, or a name ending in .json) from
+// a theme's name.
+func isThemePath(v string) bool {
+	return strings.ContainsAny(v, `/\`) || strings.HasSuffix(strings.ToLower(v), ".json")
+}

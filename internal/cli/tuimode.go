@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/sessions"
@@ -25,13 +26,9 @@ func runTUI(env *environment, stdio IO) int {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}
-	theme := a.Theme
-	if theme == "" {
-		theme = env.settings.String("theme", "dark")
-	}
-	th, err := tui.ThemeByName(theme)
+	th, err := env.chooseTheme()
 	if err != nil {
-		fmt.Fprintf(stdio.Stderr, "pisces: settings theme: %v\n", err)
+		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 2
 	}
 	keys, err := tui.LoadKeymap(env.agentDir)
@@ -130,4 +127,46 @@ func runTUI(env *environment, stdio IO) int {
 		return exitCodeFor(s)
 	}
 	return 0
+}
+
+// chooseTheme reads the theme files (<agentDir>/themes, the trusted
+// project's .pi/themes and .pisces/themes unless --no-themes; --theme
+// files) and picks the theme: --use-theme or --theme NAME, else the last
+// --theme file, else the setting theme, else dark.
+func (env *environment) chooseTheme() (*tui.Theme, error) {
+	a := env.args
+	var dirs []string
+	if !a.NoThemes {
+		dirs = append(dirs, filepath.Join(env.agentDir, "themes"))
+		if env.trusted {
+			dirs = append(dirs, filepath.Join(env.cwd, ".pi", "themes"), filepath.Join(env.cwd, ".pisces", "themes"))
+		}
+	}
+	files, err := env.absPaths(a.ThemeFiles)
+	if err != nil {
+		return nil, err
+	}
+	var last *tui.Theme
+	for _, f := range files {
+		th, err := tui.LoadThemeFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--theme: %v", err)
+		}
+		last = th
+	}
+	ts := tui.DiscoverThemes(dirs, files)
+	for _, p := range ts.Problems {
+		fmt.Fprintf(env.stdio.Stderr, "pisces: %v (skipped)\n", p)
+	}
+	switch {
+	case a.Theme != "":
+		return ts.Get(a.Theme)
+	case last != nil:
+		return last, nil
+	}
+	th, err := ts.Get(env.settings.String("theme", "dark"))
+	if err != nil {
+		return nil, fmt.Errorf("settings theme: %v", err)
+	}
+	return th, nil
 }

@@ -32,13 +32,13 @@ func TestInteractiveSelection(t *testing.T) {
 			t.Errorf("%v (stdin tty %v, stdout tty %v): interactive %v, want %v", c.args, c.io.StdinIsTTY, c.io.StdoutIsTTY, got, c.want)
 		}
 	}
-	for _, bad := range [][]string{{"--tui-mode", "tiny"}, {"--theme", "solarized"}} {
+	for _, bad := range [][]string{{"--tui-mode", "tiny"}, {"--theme", ""}} {
 		if _, err := ParseArgs(bad); err == nil || !strings.Contains(err.Error(), bad[1]) {
 			t.Errorf("%v: err = %v, want one naming %q", bad, err, bad[1])
 		}
 	}
 	a, err := ParseArgs([]string{"--theme", "light", "--tui-mode", "inline", "--no-themes"})
-	if err != nil || a.Theme != "light" || a.TUIMode != "inline" {
+	if err != nil || a.Theme != "light" || a.TUIMode != "inline" || !a.NoThemes {
 		t.Errorf("flags: %+v, %v", a, err)
 	}
 }

@@ -218,7 +218,7 @@ func newEditor(th *Theme) textarea.Model {
 	// The terminal's own cursor, placed by the view (no blinking block
 	// redrawn by timer).
 	ta.SetVirtualCursor(false)
-	st := textarea.DefaultStyles(th.Name != "light")
+	st := textarea.DefaultStyles(!th.light)
 	st.Focused.CursorLine = lipgloss.NewStyle()
 	st.Focused.Base = lipgloss.NewStyle()
 	st.Blurred.Base = lipgloss.NewStyle()

@@ -13,6 +13,8 @@ import (
 // none under NO_COLOR).
 type Theme struct {
 	Name string
+	// light: drawn for a light background.
+	light bool
 
 	Accent   lipgloss.Style // the selection, the prompt marker, headings
 	Dim      lipgloss.Style // hints, the footer, durations
@@ -72,6 +74,7 @@ func newTheme(name string, p palette) *Theme {
 	s := lipgloss.NewStyle
 	return &Theme{
 		Name:     name,
+		light:    name == "light",
 		Accent:   s().Foreground(c(p.accent)),
 		Dim:      s().Foreground(c(p.dim)),
 		Muted:    s().Foreground(c(p.muted)),
