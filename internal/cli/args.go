@@ -11,9 +11,9 @@ import (
 
 // Args is the parsed command line.
 type Args struct {
-	Mode               string // text, json, rpc, web, acp
-	ModeSet            bool   // --mode was given
-	TUIMode            string // --tui-mode: fullscreen (default) or inline
+	Mode               string   // text, json, rpc, web, acp
+	ModeSet            bool     // --mode was given
+	TUIMode            string   // --tui-mode: fullscreen (default) or inline
 	Theme              string   // --use-theme NAME, or --theme NAME: the theme chosen by name
 	ThemeFiles         []string // --theme PATH (repeatable): pi theme files
 	NoThemes           bool     // --no-themes: no theme files discovered
