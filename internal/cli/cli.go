@@ -25,6 +25,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/settings"
 	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/internal/tools"
+	"github.com/pisces-agent/pisces/internal/tui"
 )
 
 // Version is the program version (set at build time with -ldflags).
@@ -740,7 +741,11 @@ func (env *environment) decideTrust() {
 		return
 	}
 	if env.stdio.StdinIsTTY && env.stdio.Stdin != nil && !env.args.ListModels {
-		d, err := env.trust.Decide(context.Background(), env.cwd, terminalTrustAsk(env.stdio.Stdin, env.stdio.Stderr))
+		ask := terminalTrustAsk(env.stdio.Stdin, env.stdio.Stderr)
+		if interactive(env.args, env.stdio) {
+			ask = env.uiTrustAsk()
+		}
+		d, err := env.trust.Decide(context.Background(), env.cwd, ask)
 		if err != nil {
 			fmt.Fprintf(env.stdio.Stderr, "pisces: cannot remember the trust decision: %v\n", err)
 		}
@@ -750,6 +755,19 @@ func (env *environment) decideTrust() {
 		}
 	}
 	fmt.Fprintf(env.stdio.Stderr, "pisces: %s has project resources (.pisces/); they are not loaded until the project is trusted (--approve)\n", env.cwd)
+}
+
+// uiTrustAsk asks the trust question in a screen of the interactive UI,
+// before the session it decides about is built (the settings are not read
+// yet: the theme is --theme's built-in one, else dark).
+func (env *environment) uiTrustAsk() resources.TrustAsk {
+	th, err := tui.ThemeByName(env.args.Theme)
+	if err != nil {
+		th = nil
+	}
+	keys, _ := tui.LoadKeymap(env.agentDir) // a broken file is reported when the UI starts
+	out := env.stdio.Stdout
+	return tui.TrustAsker(env.stdio.Stdin, out, th, keys, Version, env.args.TUIMode == "inline")
 }
 
 // terminalTrustAsk asks the trust question on the terminal: y or yes

@@ -506,3 +506,32 @@ func TestTerminalExternalEditor(t *testing.T) {
 	tm.keys("C-c", "C-c")
 	tm.waitFor("the exit", "PANE-DONE")
 }
+
+// The project trust question is a screen of the UI: yes is remembered and
+// the project's resources load (its prompt template is in the / list).
+func TestTerminalTrustDialog(t *testing.T) {
+	scriptDir := t.TempDir()
+	tm := startTerm(t, 100, 30, nil, "--script", e2eScript(t, scriptDir))
+	prompts := filepath.Join(tm.dir, "project", ".pisces", "prompts")
+	if err := os.MkdirAll(prompts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(prompts, "projtpl.md"), []byte("---\ndescription: the project's own template\n---\nHello from the project"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.begin()
+	tm.waitFor("the question", "Trust this project?", "→ Yes", "No", "enter answers")
+	if m := tm.modes(); !strings.Contains(m, "alternate_on=1") {
+		t.Errorf("the question is not on the UI's screen: %q", m)
+	}
+	tm.keys("Enter")
+	tm.waitFor("the UI", "escape interrupt", "(scripted) scripted")
+	tm.text("/projtpl")
+	tm.waitFor("the project's template", "the project's own template")
+	tm.keys("C-c", "C-c")
+	tm.waitFor("the exit", "PANE-DONE")
+	b, err := os.ReadFile(filepath.Join(tm.dir, "agent", "trust.json"))
+	if err != nil || !strings.Contains(string(b), filepath.Join(tm.dir, "project")) {
+		t.Fatalf("trust.json %s (%v): the answer is not remembered", b, err)
+	}
+}
