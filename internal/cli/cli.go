@@ -729,7 +729,8 @@ func toolNames(ts []tools.Tool) []string {
 // (resources.TrustDecider: --approve/--no-approve, no project resources,
 // a remembered answer). Otherwise someone is asked: in rpc mode the client,
 // once connected (the RPC surface installs its dialog on the session); in
-// text and json modes the person at the terminal, when stdin is one. Where
+// the interactive UI a screen of it, and in text and json modes a line on
+// the terminal, when stdin is one. Where
 // nobody can answer, the project is not trusted and stderr says so.
 func (env *environment) decideTrust() {
 	env.trust = resources.NewTrustDecider(env.agentDir, env.args.Approve, env.cwd)
