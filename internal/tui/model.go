@@ -903,9 +903,12 @@ func (m *Model) SessionID() string { return m.sess.Store().ID() }
 // InMemory reports whether the session shown is not saved.
 func (m *Model) InMemory() bool { return m.sess.InMemory() }
 
-// Close stops following events.
+// Close stops following events (and a login in progress).
 func (m *Model) Close() {
 	if m.feed != nil {
 		m.feed.close()
+	}
+	if m.login != nil {
+		m.login.cancel()
 	}
 }
