@@ -145,3 +145,42 @@ func TestCopilotLogin(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildAfterLogin: the Copilot models built before a login list the
+// whole catalogue; after the login and Rebuild, the account's.
+func TestRebuildAfterLogin(t *testing.T) {
+	dir := t.TempDir()
+	p, _ := adapters(allAPIs...)
+	store := auth.Open(filepath.Join(dir, "auth.json"), &auth.Options{})
+	reg, errs := Load(LoadOptions{AgentDir: dir, Providers: p, Auth: store, Env: envOf(nil)})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	defer reg.Close()
+	before, _ := reg.Provider("github-copilot")
+	if len(before.Models) < 3 {
+		t.Fatalf("%d models before the login", len(before.Models))
+	}
+	if err := store.Set(t.Context(), "github-copilot", &auth.Credential{Type: auth.TypeOAuth, Refresh: "gho_x",
+		Access: "tid=1;proxy-ep=proxy.individual.githubcopilot.com", Expires: time.Now().Add(time.Hour).UnixMilli(),
+		AvailableModelIDs: []string{"gpt-6-sol"}}); err != nil {
+		t.Fatal(err)
+	}
+	reg.Rebuild("github-copilot")
+	after, _ := reg.Provider("github-copilot")
+	if len(after.Models) != 1 || after.Models[0].ID != "gpt-6-sol" {
+		t.Fatalf("models after the login: %d", len(after.Models))
+	}
+	if len(before.Models) < 3 {
+		t.Fatal("the entry handed out before changed")
+	}
+	var avail []string
+	for _, m := range reg.Available() {
+		if m.Provider == "github-copilot" {
+			avail = append(avail, m.ID)
+		}
+	}
+	if strings.Join(avail, ",") != "gpt-6-sol" {
+		t.Fatalf("available %v", avail)
+	}
+}

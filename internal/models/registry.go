@@ -78,6 +78,21 @@ func (r *Registry) Add(p *ProviderEntry) {
 	delete(r.dynamic, p.Name)
 }
 
+// Rebuild makes a catalogue provider build its models again on next use
+// (a login changed which of them the account may use). Entries handed out
+// before keep their models; the registry hands out a fresh entry.
+func (r *Registry) Rebuild(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.providers[name]
+	if !ok || p.build == nil {
+		return
+	}
+	r.providers[name] = &ProviderEntry{Name: p.Name, Provider: p.Provider, KeyFunc: p.KeyFunc, NoKey: p.NoKey,
+		AnyModel: p.AnyModel, Env: p.Env, build: p.build}
+	delete(r.dynamic, name)
+}
+
 // Provider returns the provider entry by name.
 func (r *Registry) Provider(name string) (*ProviderEntry, bool) {
 	r.mu.RLock()

@@ -147,6 +147,8 @@ func (m *Model) loginEvent(msg tea.Msg) tea.Cmd {
 		default:
 			m.info("Logged in to " + v.name + "; the login is saved in " + models.HomeRelative(m.sess.Models().AuthFile()))
 			m.notice = ""
+			// The account may use other models than the catalogue's all.
+			m.sess.Models().Rebuild(v.id)
 			m.afterLogin(v.id)
 		}
 	}
@@ -229,6 +231,7 @@ func (m *Model) cmdLogout(args string) tea.Cmd {
 				switch {
 				case err != nil:
 				case had:
+					m.sess.Models().Rebuild(id)
 					m.info("Logged out of " + id)
 				default:
 					m.notify("Nothing stored for "+id, false)

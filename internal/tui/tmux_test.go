@@ -455,6 +455,11 @@ func TestTerminalLogin(t *testing.T) {
 	tm := startTerm(t, 120, 40, env)
 	tm.begin()
 	tm.waitFor("the editor", "escape interrupt", "no model")
+	// The model list, built before the login, has none of Copilot's.
+	tm.keys("C-l")
+	tm.waitFor("the model list", "Select model")
+	tm.keys("Escape")
+	tm.waitGone("the model list", "Select model")
 	tm.text("/login")
 	tm.waitFor("the menu", "Log in to a subscription")
 	tm.keys("Enter")
