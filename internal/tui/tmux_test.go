@@ -540,3 +540,33 @@ func TestTerminalTrustDialog(t *testing.T) {
 		t.Fatalf("trust.json %s (%v): the answer is not remembered", b, err)
 	}
 }
+
+// A theme file given with --theme colours the screen; an unknown theme
+// name stops start-up with the list of themes (those of
+// <agentDir>/themes included).
+func TestTerminalThemeFile(t *testing.T) {
+	scriptDir := t.TempDir()
+	theme := filepath.Join(scriptDir, "red.json")
+	if err := os.WriteFile(theme, []byte(themeJSON("red", map[string]any{"accent": 196})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := startTerm(t, 100, 30, []string{"COLORTERM="}, "--script", e2eScript(t, scriptDir), "--theme", theme)
+	tm.begin()
+	tm.waitFor("the editor", "escape interrupt")
+	// The accent (the name in the start header) is 256-colour 196.
+	if s := tm.run("capture-pane", "-e", "-p", "-t", "t"); !strings.Contains(s, "38;5;196m") {
+		t.Errorf("the theme's accent is not used:\n%q", s)
+	}
+	tm.keys("C-c", "C-c")
+	tm.waitFor("the exit", "PANE-DONE")
+
+	tm2 := startTerm(t, 100, 30, nil, "--script", e2eScript(t, scriptDir), "--use-theme", "solarized")
+	if err := os.MkdirAll(filepath.Join(tm2.dir, "agent", "themes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tm2.dir, "agent", "themes", "nord.json"), []byte(themeJSON("nord", nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm2.begin()
+	tm2.waitFor("the error", `unknown theme "solarized" (themes: dark, light, nord)`, "PANE-DONE")
+}
