@@ -28,10 +28,10 @@ func TestMCPCommand(t *testing.T) {
 	must(t, r, 0)
 	wantList := "gone: failed: spawn /nonexistent/server ENOENT (hidden, global)\n" +
 		"  /nonexistent/server\n" +
-		"test: connected, 5 tools (direct, global)\n" +
+		"test: connected, 6 tools (direct, global)\n" +
 		"  the test server\n" +
 		"  " + server + " stdio\n" +
-		"  tools: big, echo, exit, fail, get-sum\n" +
+		"  tools: big, echo, exit, fail, get-sum, meet\n" +
 		"  offers resources\n"
 	if r.stdout != wantList {
 		t.Errorf("mcp list:\n%s\nwant:\n%s", r.stdout, wantList)

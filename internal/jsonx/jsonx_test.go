@@ -43,3 +43,23 @@ func TestExtraFieldsRoundTrip(t *testing.T) {
 		t.Fatal("invalid")
 	}
 }
+
+func TestRestringify(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"$schema":"x","type":"object","properties":{"zeta":{"type":"string"},"alpha":{"default":2.50,"maximum":1e21,"minimum":-0.0000001}},"required":["zeta"]}`,
+			`{"$schema":"x","type":"object","properties":{"zeta":{"type":"string"},"alpha":{"default":2.5,"maximum":1e+21,"minimum":-1e-7}},"required":["zeta"]}`},
+		{" {\n  \"b\" : [ 1, {}, [], null, true, false, \"\\u00e9<\\/\" ],\n  \"a\": {} }\n", `{"b":[1,{},[],null,true,false,"é</"],"a":{}}`},
+		{`[]`, `[]`},
+		{`"s"`, `"s"`},
+	} {
+		got, err := Restringify([]byte(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("Restringify(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{``, `{`, `{"a":}`, `[1,]`, `{} {}`, `1 2`} {
+		if got, err := Restringify([]byte(bad)); err == nil {
+			t.Errorf("Restringify(%q) = %s, want an error", bad, got)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/codemode"
+	"github.com/pisces-agent/pisces/internal/mcp/mcptest"
 	"github.com/pisces-agent/pisces/internal/procgroup"
 	"github.com/pisces-agent/pisces/internal/tools"
 )
@@ -154,8 +155,13 @@ func TestDirectStdio(t *testing.T) {
 	if _, ok := entry(es, ReadResourceName); !ok {
 		t.Error("no resource tools for a server offering resources")
 	}
-	if !strings.Contains(string(e.Tool.Parameters()), `"message"`) || e.Tool.Description() != "Echoes back the message" {
+	if string(e.Tool.Parameters()) != `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}` || e.Tool.Description() != "Echoes back the message" {
 		t.Errorf("declared as %s %s", e.Tool.Description(), e.Tool.Parameters())
+	}
+	// The schema is the server's, byte for byte: keys in its order,
+	// "$schema" kept (over stdio).
+	if m, _ := entry(es, "mcp__test__meet"); string(m.Tool.Parameters()) != mcptest.MeetSchema {
+		t.Errorf("meet declared with %s, want the server's %s", m.Tool.Parameters(), mcptest.MeetSchema)
 	}
 	r := call(t, e.Tool, `{"message":"hi"}`)
 	if r.IsError || len(r.Content) != 1 || r.Content[0].Text != "Echo: hi" || string(r.Details) != `{"server":"test","tool":"echo"}` {
@@ -202,7 +208,7 @@ func TestDeferredHTTPAndToolSearch(t *testing.T) {
 	if msg := s.Attention(context.Background()); msg != "MCP servers need attention:\n  web: "+OAuthNote+"\nRun pisces mcp list (or /mcp in the terminal UI) to see them." {
 		t.Errorf("attention %q", msg)
 	}
-	if st := s.Servers()[0].Status(); st.State != StateConnected || len(st.Tools) != 5 {
+	if st := s.Servers()[0].Status(); st.State != StateConnected || len(st.Tools) != 6 {
 		t.Fatalf("status %+v", st)
 	}
 	mu.Lock()
@@ -211,6 +217,10 @@ func TestDeferredHTTPAndToolSearch(t *testing.T) {
 	}
 	mu.Unlock()
 	es := s.Entries()
+	// The schema is the server's, byte for byte (over streamable HTTP).
+	if m, _ := entry(es, "mcp__web__meet"); string(m.Tool.Parameters()) != mcptest.MeetSchema {
+		t.Errorf("meet declared with %s, want the server's %s", m.Tool.Parameters(), mcptest.MeetSchema)
+	}
 	e, ok := entry(es, "mcp__web__echo")
 	if !ok || e.Active {
 		t.Fatalf("a deferred tool is offered active (or not at all): %+v %v", e, ok)

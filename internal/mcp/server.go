@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,7 @@ type Server struct {
 	lastErr      string
 	conn         *conn
 	tools        []*sdk.Tool
+	schemas      map[string]json.RawMessage // the tools' input schemas as the server wrote them
 	instructions string
 	resources    bool
 	everUp       bool // it connected once (a later loss is restarted once)
@@ -68,6 +70,7 @@ type conn struct {
 	cmd     *exec.Cmd // stdio servers
 	stdin   io.Closer
 	exited  chan struct{} // closed when cmd has been waited for
+	tap     *schemaTap
 }
 
 func newServer(cfg *ServerConfig, cwd, version string, changed func(*Server)) *Server {
@@ -148,7 +151,7 @@ func (s *Server) connect() {
 	s.cancelDial, s.dialing = cancel, dialing
 	s.mu.Unlock()
 	defer close(dialing)
-	c, tools, init, err := s.dial(ctx)
+	c, tools, schemas, init, err := s.dial(ctx)
 	s.mu.Lock()
 	s.cancelDial, s.dialing = nil, nil
 	if s.closed {
@@ -166,7 +169,7 @@ func (s *Server) connect() {
 		}
 		s.state, s.lastErr = StateFailed, err.Error()
 	} else {
-		s.state, s.lastErr, s.conn, s.tools, s.everUp = StateConnected, "", c, tools, true
+		s.state, s.lastErr, s.conn, s.tools, s.schemas, s.everUp = StateConnected, "", c, tools, schemas, true
 		if init != nil {
 			s.instructions = init.Instructions
 			s.resources = init.Capabilities != nil && init.Capabilities.Resources != nil
@@ -198,14 +201,14 @@ func (s *Server) watch(c *conn) {
 	s.changed(s)
 }
 
-func (s *Server) dial(ctx context.Context) (*conn, []*sdk.Tool, *sdk.InitializeResult, error) {
+func (s *Server) dial(ctx context.Context) (*conn, []*sdk.Tool, map[string]json.RawMessage, *sdk.InitializeResult, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "pisces", Version: s.version}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go s.refreshTools() },
 	})
-	c := &conn{}
+	c := &conn{tap: newSchemaTap()}
 	var t sdk.Transport
 	if s.cfg.Transport == "http" {
-		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}, MaxRetries: -1}
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: tapTransport(headerTransport(s.cfg.Headers), c.tap)}, MaxRetries: -1}
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Cwd
@@ -219,45 +222,51 @@ func (s *Server) dial(ctx context.Context) (*conn, []*sdk.Tool, *sdk.InitializeR
 		procgroup.Set(cmd)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if err := cmd.Start(); err != nil {
-			return nil, nil, nil, spawnError(s.cfg.Command, err)
+			return nil, nil, nil, nil, spawnError(s.cfg.Command, err)
 		}
 		c.cmd, c.stdin, c.exited = cmd, stdin, make(chan struct{})
 		go func() {
 			_ = cmd.Wait()
 			close(c.exited)
 		}()
-		t = &sdk.IOTransport{Reader: io.NopCloser(stdout), Writer: stdin, MaxLineLength: -1}
+		t = &sdk.IOTransport{Reader: io.NopCloser(c.tap.reader(stdout)), Writer: stdin, MaxLineLength: -1}
 	}
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		c.close()
-		return nil, nil, nil, connectError(err)
+		return nil, nil, nil, nil, connectError(err)
 	}
 	c.session = sess
-	tools, err := listTools(ctx, sess)
+	tools, schemas, err := c.listTools(ctx)
 	if err != nil {
 		c.close()
-		return nil, nil, nil, connectError(err)
+		return nil, nil, nil, nil, connectError(err)
 	}
-	return c, tools, sess.InitializeResult(), nil
+	return c, tools, schemas, sess.InitializeResult(), nil
 }
 
-func listTools(ctx context.Context, sess *sdk.ClientSession) ([]*sdk.Tool, error) {
+// listTools lists the server's tools and their input schemas (raw JSON
+// as the server wrote them, by the server's tool name).
+func (c *conn) listTools(ctx context.Context) ([]*sdk.Tool, map[string]json.RawMessage, error) {
 	var out []*sdk.Tool
-	for t, err := range sess.Tools(ctx, nil) {
+	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, t)
 	}
-	return out, nil
+	schemas := make(map[string]json.RawMessage, len(out))
+	for _, t := range out {
+		schemas[t.Name] = c.tap.schema(t)
+	}
+	return out, schemas, nil
 }
 
 func (s *Server) refreshTools() {
@@ -269,13 +278,13 @@ func (s *Server) refreshTools() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
 	defer cancel()
-	tools, err := listTools(ctx, c.session)
+	tools, schemas, err := c.listTools(ctx)
 	if err != nil {
 		return
 	}
 	s.mu.Lock()
 	if s.conn == c {
-		s.tools = tools
+		s.tools, s.schemas = tools, schemas
 	}
 	s.mu.Unlock()
 	s.changed(s)
@@ -432,6 +441,17 @@ func headerTransport(headers [][2]string) http.RoundTripper {
 	})
 }
 
+// tapTransport shows the tap every response body.
+func tapTransport(next http.RoundTripper, tap *schemaTap) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(r)
+		if err == nil && resp.Body != nil {
+			resp.Body = tapBody{tapReader: tap.reader(resp.Body), c: resp.Body}
+		}
+		return resp, err
+	})
+}
+
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -441,7 +461,7 @@ type sdkTool = sdk.Tool
 func (s *Server) snapshot() snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return snapshot{state: s.state, tools: s.tools, resources: s.resources,
+	return snapshot{state: s.state, tools: s.tools, schemas: s.schemas, resources: s.resources,
 		restartable: s.state == StateFailed && s.everUp && !s.restarted && !s.closed}
 }
 

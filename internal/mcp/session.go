@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -192,7 +193,7 @@ func (s *Session) Entries() []Entry {
 			if o, ok := s.override[name]; ok {
 				active = o
 			}
-			out = append(out, Entry{Tool: newServerTool(srv, t, name), Server: srv.cfg.Name, Exposure: exp, Active: active})
+			out = append(out, Entry{Tool: newServerTool(srv, t, name, st.schemas[t.Name]), Server: srv.cfg.Name, Exposure: exp, Active: active})
 		}
 	}
 	add := func(t tools.Tool) {
@@ -278,6 +279,7 @@ func (s *Session) PromptSection() string {
 type snapshot struct {
 	state     string
 	tools     []*sdkTool
+	schemas   map[string]json.RawMessage
 	resources bool
 	// restartable: it went away after connecting and is restarted on
 	// its next use (its tools stay offered until then).

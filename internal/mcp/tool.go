@@ -23,10 +23,11 @@ type serverTool struct {
 	schema json.RawMessage
 }
 
-func newServerTool(srv *Server, t *sdk.Tool, name string) *serverTool {
-	schema, err := json.Marshal(t.InputSchema)
-	if err != nil || string(schema) == "null" {
-		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+// newServerTool offers t under name with its input schema as the server
+// wrote it (nil: the SDK's decoded value encoded again).
+func newServerTool(srv *Server, t *sdk.Tool, name string, schema json.RawMessage) *serverTool {
+	if schema == nil {
+		schema = (*schemaTap)(nil).schema(t)
 	}
 	return &serverTool{srv: srv, tool: t, name: name, schema: schema}
 }

@@ -943,3 +943,22 @@ func TestOAuthClaudeCodeNames(t *testing.T) {
 		t.Errorf("calls: %v (%s)", called, m.ErrorMessage)
 	}
 }
+
+// A tool's schema reaches the server as the tool gives it: keys in their
+// order (not sorted) and "$schema" kept, as pi passes an MCP server's
+// input schema on; a schema that is not an object schema is made one.
+func TestToolSchemaAsGiven(t *testing.T) {
+	srv, c := sseServer(t, "text.sse")
+	req := simpleRequest(srv.URL)
+	schema := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"zeta":{"type":"string","description":"last"},"alpha":{"type":"number","default":2.5}},"required":["zeta"]}`
+	req.Tools = []ai.ToolSpec{
+		{Name: "meet", Description: "Meet", Parameters: json.RawMessage(" {\n" + schema[1:])},
+		{Name: "bare", Parameters: json.RawMessage(`{"properties":{"b":{"type":"string"},"a":{"type":"string"}}}`)},
+	}
+	run(t, context.Background(), req)
+	raw := string(c.last(t).Raw)
+	if !strings.Contains(raw, `"input_schema":`+schema) {
+		t.Errorf("the schema was not sent as given:\n%s", raw)
+	}
+	jsonEq(t, "bare tool", c.last(t).Body["tools"].([]any)[1], `{"name":"bare","input_schema":{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"string"}}}}`)
+}

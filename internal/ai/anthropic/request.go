@@ -10,8 +10,10 @@ import (
 	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
 // Default token budgets of the budget-based thinking levels.
@@ -193,10 +195,22 @@ func supportsAdaptive(id string) bool {
 	return false
 }
 
-// convertTool declares a tool with its JSON schema.
+// convertTool declares a tool with its JSON schema: as the tool gives it
+// (an MCP tool's as its server wrote it, key order and "$schema" kept,
+// written as JSON.stringify would) when it is an object schema; anything
+// else is made one.
 func convertTool(t ai.ToolSpec) sdk.ToolUnionParam {
 	var schema map[string]json.RawMessage
 	_ = json.Unmarshal(t.Parameters, &schema)
+	if string(schema["type"]) == `"object"` {
+		if raw, err := jsonx.Restringify(t.Parameters); err == nil {
+			tool := &sdk.ToolParam{Name: t.Name, InputSchema: param.Override[sdk.ToolInputSchemaParam](json.RawMessage(raw))}
+			if t.Description != "" {
+				tool.Description = sdk.String(t.Description)
+			}
+			return sdk.ToolUnionParam{OfTool: tool}
+		}
+	}
 	in := sdk.ToolInputSchemaParam{Properties: json.RawMessage("{}")}
 	for k, v := range schema {
 		switch k {

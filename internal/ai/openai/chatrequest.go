@@ -54,10 +54,10 @@ type chatTool struct {
 }
 
 type chatFunction struct {
-	Name        string         `json:"name"`
-	Strict      *bool          `json:"strict,omitempty"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters"`
+	Name        string          `json:"name"`
+	Strict      *bool           `json:"strict,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 // chatMessage is a message of any role; Content is a string or

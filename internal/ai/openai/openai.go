@@ -19,6 +19,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/fetch"
+	"github.com/pisces-agent/pisces/internal/jsonx"
 )
 
 // DefaultBaseURL is used when a model has no baseUrl.
@@ -380,16 +382,18 @@ func argumentsJSON(c ai.Content) string {
 	return string(c.Arguments)
 }
 
-// toolSchema decodes a tool's JSON Schema for the SDK's map-typed fields.
-func toolSchema(raw json.RawMessage) map[string]any {
-	var m map[string]any
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &m)
+// toolSchema is a tool's JSON Schema as its definition gives it (an MCP
+// tool's as its server wrote it: key order and "$schema" kept), written
+// as pi's JSON.stringify writes it; anything but a JSON object is an
+// empty object schema.
+func toolSchema(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '{' {
+		if b, err := jsonx.Restringify(t); err == nil {
+			return b
+		}
 	}
-	if m == nil {
-		m = map[string]any{"type": "object", "properties": map[string]any{}}
-	}
-	return m
+	return json.RawMessage(`{"type":"object","properties":{}}`)
 }
 
 var nonIDChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) })

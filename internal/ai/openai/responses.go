@@ -77,6 +77,16 @@ func chatgptToken(req *ai.Request) bool {
 // ---------------------------------------------------------------------------
 // Request
 
+// responsesFunction is a function tool of the Responses API, its members
+// in the order the SDK writes them.
+type responsesFunction struct {
+	Strict      bool            `json:"strict"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Type        string          `json:"type"`
+}
+
 func responsesParams(req *ai.Request, c compat) responses.ResponseNewParams {
 	m := req.Model
 	p := responses.ResponseNewParams{
@@ -88,15 +98,13 @@ func responsesParams(req *ai.Request, c compat) responses.ResponseNewParams {
 		p.MaxOutputTokens = param.NewOpt(n)
 	}
 	for _, t := range req.Tools {
-		fn := &responses.FunctionToolParam{
-			Name:       t.Name,
-			Parameters: toolSchema(t.Parameters),
-			Strict:     param.NewOpt(false),
-		}
-		if t.Description != "" {
-			fn.Description = param.NewOpt(t.Description)
-		}
-		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: fn})
+		// The SDK's parameters field is a map, which would sort the
+		// schema's keys: the tool is written as the SDK writes it, with
+		// the schema as it is.
+		fn := param.Override[responses.FunctionToolParam](responsesFunction{
+			Strict: false, Parameters: toolSchema(t.Parameters), Name: t.Name, Description: t.Description, Type: "function",
+		})
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &fn})
 	}
 	if req.SessionID != "" {
 		p.PromptCacheKey = param.NewOpt(req.SessionID)

@@ -10,6 +10,10 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai"
 )
 
+// meetSchema is an MCP server's input schema as it wrote it: "$schema",
+// keys out of alphabetical order.
+const meetSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"party":{"type":"string"},"count":{"type":"integer"}},"required":["party"]}`
+
 func reasoningModel(baseURL string) *ai.Model {
 	m := testModel(APIResponses, baseURL)
 	m.ID = "gpt-5"
@@ -26,6 +30,7 @@ func TestResponsesThinkingTextAndTools(t *testing.T) {
 	req.Tools = []ai.ToolSpec{
 		{Name: "read", Description: "Read a file", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
 		{Name: "bash", Description: "Run", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
+		{Name: "meet", Parameters: json.RawMessage(meetSchema)},
 	}
 	var rec recorder
 	msg := NewResponses(nil).Stream(withTimeout(t), req, rec.emit)
@@ -90,7 +95,13 @@ func TestResponsesThinkingTextAndTools(t *testing.T) {
 		{"role":"user","content":[{"type":"input_text","text":"Read main.go and list the directory"}]}]`)
 	jsonEq(t, "tools", b["tools"], `[
 		{"type":"function","name":"read","description":"Read a file","strict":false,"parameters":{"type":"object","properties":{"path":{"type":"string"}}}},
-		{"type":"function","name":"bash","description":"Run","strict":false,"parameters":{"type":"object","properties":{"command":{"type":"string"}}}}]`)
+		{"type":"function","name":"bash","description":"Run","strict":false,"parameters":{"type":"object","properties":{"command":{"type":"string"}}}},
+		{"type":"function","name":"meet","strict":false,"parameters":`+meetSchema+`}]`)
+	// The schema goes as the tool gives it: keys in its order, "$schema"
+	// kept (the SDK's map-typed field would sort them).
+	if !strings.Contains(string(r.Raw), `{"strict":false,"parameters":`+meetSchema+`,"name":"meet","type":"function"}`) {
+		t.Errorf("the schema was not sent as given:\n%s", r.Raw)
+	}
 
 	// The answer goes back as the next request's input: the reasoning item
 	// as it came, the message with its id, the calls with call_id and id,

@@ -7,8 +7,11 @@ package mcptest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,10 +25,54 @@ type sumOut struct {
 	Sum int `json:"sum"`
 }
 
+// MeetSchema is the input schema of the meet tool, written with its keys
+// out of alphabetical order and with "$schema", as a client should pass
+// them on.
+const MeetSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"party":{"type":"string","description":"who is waiting"},"count":{"type":"integer","description":"how many calls must be running at once (default 2)"}},"required":["party"]}`
+
+// MeetWait bounds how long a meet call waits for the others.
+const MeetWait = 30 * time.Second
+
 // Server is a real MCP server (the SDK's server side) with tools that
-// echo, add, fail, answer at length and exit, and one resource.
+// echo, add, fail, answer at length, exit and meet (wait until several
+// calls of it are running at once), and one resource.
 func Server() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ServerOptions{Instructions: "Test tools for Pisces."})
+	var mu sync.Mutex
+	running := 0
+	met := make(chan struct{}) // closed when the calls waiting on it have met
+	s.AddTool(&sdk.Tool{Name: "meet", Description: "Waits until count calls of meet are running at once", InputSchema: json.RawMessage(MeetSchema)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct {
+				Party string
+				Count int
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			if a.Count <= 0 {
+				a.Count = 2
+			}
+			mu.Lock()
+			running++
+			wait := met
+			if running >= a.Count {
+				close(met)
+				met = make(chan struct{})
+			}
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				running--
+				mu.Unlock()
+			}()
+			select {
+			case <-wait:
+			case <-time.After(MeetWait):
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("%s met nobody: fewer than %d calls ran at once", a.Party, a.Count)}}}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Party + " met the others"}}}, nil
+		})
 	s.AddTool(&sdk.Tool{Name: "echo", Description: "Echoes back the message", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Message string }
