@@ -15,7 +15,9 @@ import (
 
 // ChildMain runs one program: it reads the request from in, asks for tool
 // calls and reports the end on out, and returns the exit code. Memory
-// limits are set before anything else.
+// limits are set before anything else. Replies to the program's calls are
+// read as they come, in any order: calls the program makes without
+// awaiting each (Promise.all) run at the same time in the parent.
 func ChildMain(in io.Reader, out io.Writer) int {
 	limitMemory(MemoryLimit * raceScale)
 	debug.SetMemoryLimit(HeapLimit * raceScale)
@@ -28,21 +30,22 @@ func ChildMain(in io.Reader, out io.Writer) int {
 	if err := json.Unmarshal(line, &req); err != nil {
 		return 2
 	}
+	replies := make(chan reply)
+	go func() {
+		defer close(replies)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var rep reply
+			if json.Unmarshal(line, &rep) == nil {
+				replies <- rep
+			}
+		}
+	}()
 	enc := json.NewEncoder(out)
-	done := run(req, func(m message) (reply, error) {
-		if err := enc.Encode(m); err != nil {
-			return reply{}, err
-		}
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return reply{}, err
-		}
-		var rep reply
-		if err := json.Unmarshal(line, &rep); err != nil {
-			return reply{}, err
-		}
-		return rep, nil
-	})
+	done := run(req, enc.Encode, replies)
 	done.Type = "done"
 	if err := enc.Encode(done); err != nil {
 		return 1
@@ -50,9 +53,10 @@ func ChildMain(in io.Reader, out io.Writer) int {
 	return 0
 }
 
-// run executes the program with call asking the parent for each tool
-// call, and returns the done message.
-func run(req request, call func(message) (reply, error)) message {
+// run executes the program: send asks the parent for a tool call, and
+// replies brings the answers (closed when the parent is gone). It returns
+// the done message.
+func run(req request, send func(any) error, replies <-chan reply) message {
 	rt := goja.New()
 	rt.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
 	rt.SetMaxCallStackSize(2000)
@@ -83,6 +87,9 @@ func run(req request, call func(message) (reply, error)) message {
 	_ = console.Set("error", logf("error: "))
 	_ = rt.Set("console", console)
 
+	// The calls asked for and not answered yet, by id.
+	type settle struct{ resolve, reject func(any) error }
+	pending := map[int]settle{}
 	nextID := 0
 	var callErr error
 	makeFn := func(f function) func(goja.FunctionCall) goja.Value {
@@ -102,25 +109,13 @@ func run(req request, call func(message) (reply, error)) message {
 				return rt.ToValue(p)
 			}
 			nextID++
-			rep, err := call(message{Type: "call", ID: nextID, Name: f.Name, Args: args})
-			if err != nil {
+			if err := send(message{Type: "call", ID: nextID, Name: f.Name, Args: args}); err != nil {
 				callErr = fmt.Errorf("the tool connection is gone: %v", err)
 				rt.Interrupt(callErr)
 				_ = reject(rt.NewGoError(callErr))
 				return rt.ToValue(p)
 			}
-			if rep.IsError {
-				_ = reject(rt.NewGoError(errors.New(rep.Text)))
-				return rt.ToValue(p)
-			}
-			if len(rep.Structured) > 0 {
-				var v any
-				if json.Unmarshal(rep.Structured, &v) == nil {
-					_ = resolve(v)
-					return rt.ToValue(p)
-				}
-			}
-			_ = resolve(rep.Text)
+			pending[nextID] = settle{resolve, reject}
 			return rt.ToValue(p)
 		}
 	}
@@ -146,19 +141,47 @@ func run(req request, call func(message) (reply, error)) message {
 	if timeout <= 0 {
 		timeout = Timeout
 	}
-	timer := time.AfterFunc(timeout, func() { rt.Interrupt(fmt.Sprintf("the program ran longer than %v", timeout)) })
+	expired := make(chan struct{})
+	timeoutMsg := fmt.Sprintf("the program ran longer than %v", timeout)
+	timer := time.AfterFunc(timeout, func() {
+		close(expired)
+		rt.Interrupt(timeoutMsg)
+	})
 	defer timer.Stop()
 
 	out := message{}
 	v, err := rt.RunString("(async () => {\n" + req.Code + "\n})()")
+	var p *goja.Promise
 	if err == nil {
-		p, ok := v.Export().(*goja.Promise)
-		switch {
-		case !ok:
+		var ok bool
+		if p, ok = v.Export().(*goja.Promise); !ok {
 			err = errors.New("the program did not run as an async function")
-		case p.State() == goja.PromiseStateRejected:
+		}
+	}
+	// The event loop: answers settle their calls' promises (the program
+	// goes on in the settling call) until the program's promise settles.
+	for err == nil && p.State() == goja.PromiseStatePending && len(pending) > 0 {
+		select {
+		case rep, ok := <-replies:
+			if !ok {
+				err = errors.New("the tool connection is gone")
+				break
+			}
+			s, ok := pending[rep.ID]
+			if !ok {
+				continue
+			}
+			delete(pending, rep.ID)
+			err = answer(rt, s.resolve, s.reject, rep)
+		case <-expired:
+			err = errors.New(timeoutMsg)
+		}
+	}
+	if err == nil {
+		switch p.State() {
+		case goja.PromiseStateRejected:
 			err = errors.New(display(rt, p.Result()))
-		case p.State() == goja.PromiseStatePending:
+		case goja.PromiseStatePending:
 			err = errors.New("the program's promise never settled (an await on something that does not resolve)")
 		default:
 			if res := p.Result(); res != nil && !goja.IsUndefined(res) {
@@ -180,6 +203,23 @@ func run(req request, call func(message) (reply, error)) message {
 	}
 	out.Logs, out.Truncated = logs, truncated
 	return out
+}
+
+// answer settles a call's promise with its reply: a tool error rejects
+// it, a structured result resolves it to that value, else to the text.
+// The program runs on inside; the error is one it cannot catch (an
+// interrupt).
+func answer(rt *goja.Runtime, resolve, reject func(any) error, rep reply) error {
+	if rep.IsError {
+		return reject(rt.NewGoError(errors.New(rep.Text)))
+	}
+	if len(rep.Structured) > 0 {
+		var v any
+		if json.Unmarshal(rep.Structured, &v) == nil {
+			return resolve(v)
+		}
+	}
+	return resolve(rep.Text)
 }
 
 // display renders a value as console.log would: strings as they are,

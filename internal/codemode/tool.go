@@ -141,8 +141,17 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 		_ = cmd.Wait()
 		return tools.ErrorResult("codemode: the interpreter did not start: " + err.Error()), nil
 	}
-	var nested []nestedCall
-	var mu sync.Mutex
+	// Each call runs in its own goroutine as it comes, so that calls the
+	// program does not await one by one (Promise.all) run at the same
+	// time; replies go back as the calls end. nested lists them in the
+	// order they were made.
+	var (
+		mu     sync.Mutex
+		nested []nestedCall
+		calls  sync.WaitGroup
+	)
+	callCtx, cancelCalls := context.WithCancel(rctx)
+	defer cancelCalls()
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	var done *message
 	for {
@@ -162,19 +171,30 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 			continue
 		}
 		id := fmt.Sprintf("%s:%d", call.ID, m.ID)
-		res := t.callTool(rctx, call, id, m.Name, m.Args, byName)
-		status := "ok"
-		if res.IsError {
-			status = "error"
-		}
 		mu.Lock()
-		nested = append(nested, nestedCall{ID: id, Name: m.Name, Status: status})
+		i := len(nested)
+		nested = append(nested, nestedCall{ID: id, Name: m.Name})
 		mu.Unlock()
-		rep := reply{ID: m.ID, Text: ai.JoinText(res.Content, "\n"), Structured: res.StructuredContent, IsError: res.IsError}
-		if err := enc.Encode(rep); err != nil {
-			break
-		}
+		calls.Add(1)
+		go func() {
+			defer calls.Done()
+			res := t.callTool(callCtx, call, id, m.Name, m.Args, byName)
+			status := "ok"
+			if res.IsError {
+				status = "error"
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			nested[i].Status = status
+			// A reply the child no longer reads (it ended) is dropped.
+			_ = enc.Encode(reply{ID: m.ID, Text: ai.JoinText(res.Content, "\n"), Structured: res.StructuredContent, IsError: res.IsError})
+		}()
 	}
+	// Calls the program left running when it ended (it did not await
+	// them) are cancelled; every nested call has ended before the
+	// codemode call does.
+	cancelCalls()
+	calls.Wait()
 	_ = stdin.Close()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/mcp/mcptest"
 	"github.com/pisces-agent/pisces/internal/procgroup"
@@ -423,6 +424,99 @@ return {r, e, failed};`
 	res, _ = cm.Tool.Execute(ctx, tools.Call{ID: "call_10", Args: args})
 	if !res.IsError || !strings.Contains(res.Content[0].Text, "TypeError") {
 		t.Errorf("calling a hidden tool: %+v", res.Content)
+	}
+}
+
+// Calls a program makes without awaiting each (Promise.all) run at the
+// same time: meet answers only once two of its calls are running at once
+// on the server (a call alone fails after mcptest.MeetWait). Each nested
+// call starts before it ends, and nestedCalls lists them in the order the
+// program made them.
+func TestCodemodeConcurrentCalls(t *testing.T) {
+	_, s := newManager(t, `"test":`+stdioEntry(t, `"toolExposure":{"exit":"hidden"}`))
+	settle(t, s)
+	cm, ok := entry(s.Entries(), codemode.Name)
+	if !ok {
+		t.Fatal("codemode not offered with a codemode server")
+	}
+	var mu sync.Mutex
+	var events []string
+	runNested := func(ctx context.Context, id, name string, args json.RawMessage, run func(context.Context) tools.Result) tools.Result {
+		mu.Lock()
+		events = append(events, "start "+id)
+		mu.Unlock()
+		res := run(ctx)
+		mu.Lock()
+		events = append(events, fmt.Sprintf("end %s error=%v", id, res.IsError))
+		mu.Unlock()
+		return res
+	}
+	code := `const before = await mcp.test.echo({message: "first"});
+const met = await Promise.all([mcp.test.meet({party: "a"}), mcp.test.meet({party: "b"})]);
+return {before, met};`
+	args, _ := json.Marshal(map[string]string{"code": code})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := cm.Tool.Execute(ctx, tools.Call{ID: "call_1", Args: args, RunNested: runNested})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.Content[0].Text != `{"before":"Echo: first","met":["a met the others","b met the others"]}` {
+		t.Fatalf("result %+v", res.Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	pos := map[string]int{}
+	for i, e := range events {
+		pos[e] = i
+	}
+	if len(events) != 6 || pos["start call_1:1"] != 0 || pos["end call_1:1 error=false"] != 1 {
+		t.Fatalf("nested events %q", events)
+	}
+	for _, id := range []string{"call_1:2", "call_1:3"} {
+		s, okS := pos["start "+id]
+		e, okE := pos["end "+id+" error=false"]
+		if !okS || !okE || s > e {
+			t.Errorf("%s: start at %d, end at %d: %q", id, s, e, events)
+		}
+	}
+	if string(res.NestedCalls) != `{"calls":[{"id":"call_1:1","name":"mcp__test__echo","status":"ok"},{"id":"call_1:2","name":"mcp__test__meet","status":"ok"},{"id":"call_1:3","name":"mcp__test__meet","status":"ok"}],"complete":true}` {
+		t.Errorf("nestedCalls %s", res.NestedCalls)
+	}
+}
+
+// A call the program does not await is cancelled when the program ends,
+// and has ended (aborted) before the codemode call returns.
+func TestCodemodeCallLeftRunning(t *testing.T) {
+	_, s := newManager(t, `"test":`+stdioEntry(t, `"toolExposure":{"exit":"hidden"}`))
+	settle(t, s)
+	cm, _ := entry(s.Entries(), codemode.Name)
+	var mu sync.Mutex
+	var ended []string
+	runNested := func(ctx context.Context, id, name string, args json.RawMessage, run func(context.Context) tools.Result) tools.Result {
+		res := run(ctx)
+		mu.Lock()
+		ended = append(ended, id+" "+ai.JoinText(res.Content, ""))
+		mu.Unlock()
+		return res
+	}
+	args, _ := json.Marshal(map[string]string{"code": `mcp.test.meet({party: "alone"}); return 1`})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := cm.Tool.Execute(ctx, tools.Call{ID: "call_1", Args: args, RunNested: runNested})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.Content[0].Text != "1" {
+		t.Fatalf("result %+v", res.Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ended) != 1 || ended[0] != "call_1:1 Tool execution aborted" {
+		t.Errorf("nested calls ended: %q", ended)
+	}
+	if string(res.NestedCalls) != `{"calls":[{"id":"call_1:1","name":"mcp__test__meet","status":"error"}],"complete":true}` {
+		t.Errorf("nestedCalls %s", res.NestedCalls)
 	}
 }
 
