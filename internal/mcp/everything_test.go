@@ -31,6 +31,10 @@ func everything(t *testing.T) (node, index string) {
 	return node, index
 }
 
+// everythingEchoSchema is the input schema of server-everything's echo
+// tool as the server (the version .ci/run installs) writes it.
+const everythingEchoSchema = `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"message":{"type":"string","description":"Message to echo"}},"required":["message"]}`
+
 func TestEverythingStdio(t *testing.T) {
 	node, index := everything(t)
 	n, _ := json.Marshal(node)
@@ -45,6 +49,11 @@ func TestEverythingStdio(t *testing.T) {
 	echo, ok := entry(es, "mcp__everything__echo")
 	if !ok || !echo.Active {
 		t.Fatalf("no direct echo tool among %d entries", len(es))
+	}
+	// The schema is the server's, key order and "$schema" kept (sorted,
+	// "type" would come last).
+	if got := string(echo.Tool.Parameters()); got != everythingEchoSchema {
+		t.Errorf("echo's schema %s, want the server's %s", got, everythingEchoSchema)
 	}
 	r := call(t, echo.Tool, `{"message":"hi"}`)
 	if r.IsError || r.Content[0].Text != "Echo: hi" || string(r.Details) != `{"server":"everything","tool":"echo"}` {
@@ -117,6 +126,9 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 	echo, ok := entry(s.Entries(), "mcp__web__echo")
 	if !ok || !echo.Active {
 		t.Fatal("echo not loaded")
+	}
+	if got := string(echo.Tool.Parameters()); got != everythingEchoSchema {
+		t.Errorf("echo's schema over HTTP %s, want the server's %s", got, everythingEchoSchema)
 	}
 	if r := call(t, echo.Tool, `{"message":"over http"}`); r.IsError || r.Content[0].Text != "Echo: over http" {
 		t.Errorf("echo over HTTP: %+v", r)
