@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/testenv"
 	"github.com/pisces-agent/pisces/internal/tools"
 )
@@ -96,5 +98,63 @@ func TestLogLimit(t *testing.T) {
 	text := r.Content[0].Text
 	if r.IsError || len(text) > OutputLimit+200 || !strings.Contains(text, "[output cut at 50 KB]") {
 		t.Fatalf("%d bytes, error %v: %q", len(text), r.IsError, text[max(0, len(text)-300):])
+	}
+}
+
+// echoTool answers a call with its arguments; the calls of the first
+// meet party wait until meet calls are running at once.
+type echoTool struct {
+	mu      sync.Mutex
+	waiting int
+	met     chan struct{}
+}
+
+func (*echoTool) Name() string                { return "echo" }
+func (*echoTool) Description() string         { return "Echoes its arguments" }
+func (*echoTool) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (e *echoTool) Execute(ctx context.Context, c tools.Call) (tools.Result, error) {
+	var a struct{ Meet bool }
+	_ = json.Unmarshal(c.Args, &a)
+	if a.Meet {
+		e.mu.Lock()
+		e.waiting++
+		if e.waiting == 2 {
+			close(e.met)
+		}
+		e.mu.Unlock()
+		select {
+		case <-e.met:
+		case <-time.After(30 * time.Second):
+			return tools.ErrorResult("no other call ran at the same time"), nil
+		case <-ctx.Done():
+			return tools.ErrorResult("aborted"), nil
+		}
+	}
+	return tools.Result{Content: []ai.Content{ai.Text(string(c.Args))}}, nil
+}
+
+// Calls made without awaiting each run at the same time (the two meet
+// calls only answer once both are running), and thousands of them, whose
+// calls and replies overflow the pipes while the program is still making
+// calls, all come back.
+func TestConcurrentCalls(t *testing.T) {
+	e := &echoTool{met: make(chan struct{})}
+	tool := New(func() []Function { return []Function{{Tool: e}} })
+	r := runCode(t, tool, `const met = await Promise.all([tools.echo({meet: true, n: 1}), tools.echo({meet: true, n: 2})]);
+const pad = "x".repeat(200);
+const ps = [];
+for (let i = 0; i < 3000; i++) ps.push(tools.echo({i, pad}));
+const all = await Promise.all(ps);
+let sum = 0;
+for (const s of all) sum += JSON.parse(s).i;
+return {met, sum};`)
+	if r.IsError || r.Content[0].Text != `{"met":["{\"meet\":true,\"n\":1}","{\"meet\":true,\"n\":2}"],"sum":4498500}` {
+		t.Fatalf("%.300s", r.Content[0].Text)
+	}
+	var nc struct {
+		Calls []struct{ ID, Status string }
+	}
+	if err := json.Unmarshal(r.NestedCalls, &nc); err != nil || len(nc.Calls) != 3002 || nc.Calls[0].ID != "call_1:1" || nc.Calls[3001].ID != "call_1:3002" {
+		t.Fatalf("nestedCalls: %d calls, %v", len(nc.Calls), err)
 	}
 }

@@ -146,9 +146,10 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 	// time; replies go back as the calls end. nested lists them in the
 	// order they were made.
 	var (
-		mu     sync.Mutex
+		mu     sync.Mutex // nested
 		nested []nestedCall
 		calls  sync.WaitGroup
+		wmu    sync.Mutex // the child's stdin
 	)
 	callCtx, cancelCalls := context.WithCancel(rctx)
 	defer cancelCalls()
@@ -184,18 +185,23 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 				status = "error"
 			}
 			mu.Lock()
-			defer mu.Unlock()
 			nested[i].Status = status
-			// A reply the child no longer reads (it ended) is dropped.
+			mu.Unlock()
+			// The reading above never waits for this write (a child
+			// busy in its program reads replies later). A reply the
+			// child no longer reads (it ended) is dropped.
+			wmu.Lock()
+			defer wmu.Unlock()
 			_ = enc.Encode(reply{ID: m.ID, Text: ai.JoinText(res.Content, "\n"), Structured: res.StructuredContent, IsError: res.IsError})
 		}()
 	}
 	// Calls the program left running when it ended (it did not await
-	// them) are cancelled; every nested call has ended before the
-	// codemode call does.
+	// them) are cancelled, and a reply still being written is given up
+	// (closing stdin ends the write); every nested call has ended before
+	// the codemode call does.
 	cancelCalls()
-	calls.Wait()
 	_ = stdin.Close()
+	calls.Wait()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var werr error
