@@ -44,7 +44,7 @@ func (*Tool) Name() string { return Name }
 func (t *Tool) Description() string {
 	var b strings.Builder
 	b.WriteString("Run a JavaScript program (the body of an async function) in a sandbox where tools are async functions. ")
-	b.WriteString("Call a tool as `await tools.NAME(args)` or `await mcp.SERVER[\"tool-name\"](args)`; a call resolves to the tool's structured result when it gives one, else its text, and throws when the tool fails. ")
+	b.WriteString("Call a tool as `await tools.NAME(args)` or `await mcp.SERVER[\"tool-name\"](args)`; a call resolves to the tool's structured result when it gives one, else its text, and throws when the tool fails. Calls you do not await one by one (Promise.all) run at the same time. ")
 	b.WriteString("Return the value you want back; console.log output is returned too. There is no file system, network or process access except through the tools. ")
 	fmt.Fprintf(&b, "Limits: %v wall time, %d MB of memory, %d KB of logs and result.", Timeout, HeapLimit>>20, OutputLimit>>10)
 	fns := t.list()
