@@ -51,7 +51,7 @@ func TestMCPStatusAndNotice(t *testing.T) {
 	d.key("enter")
 	d.waitFor("the server list", func() bool {
 		s := d.screen()
-		return strings.Contains(s, "MCP servers") && strings.Contains(s, "connected, 5 tools (direct, global)")
+		return strings.Contains(s, "MCP servers") && strings.Contains(s, "connected, 6 tools (direct, global)")
 	})
 	s = d.screen()
 	if !strings.Contains(s, "bad   failed: spawn /nonexistent/mcp-server-for-a-test ENOENT (codemode") {
@@ -63,7 +63,7 @@ func TestMCPStatusAndNotice(t *testing.T) {
 		t.Fatal("the list is still open")
 	}
 	s = d.screen()
-	if !strings.Contains(s, "MCP server good: connected, 5 tools (direct, global)") || !strings.Contains(s, "tools: big, echo, exit, fail, get-sum") {
+	if !strings.Contains(s, "MCP server good: connected, 6 tools (direct, global)") || !strings.Contains(s, "tools: big, echo, exit, fail, get-sum, meet") {
 		t.Fatalf("details:\n%s", s)
 	}
 	d.typeText("/mcp")
