@@ -18,7 +18,8 @@ import (
 // server against a local server speaking GitHub's and Copilot's wire, the
 // page shows the enterprise question, then the code and the address as a
 // link; once the vendor confirms, the provider is listed as logged in, its
-// model is in the model picker, and logging out takes it away again.
+// model is in the model picker, and logging out takes it away again; a
+// login cancelled from the page ends.
 func TestBrowserLogin(t *testing.T) {
 	vendor := authtest.New(t)
 	// The vendor answers authorization_pending until the test has seen
@@ -67,4 +68,13 @@ func TestBrowserLogin(t *testing.T) {
 	b.do("logging out", chromedp.Click(chromedp.CSS(copilot+` [data-testid=logout]`)))
 	b.waitFor("the logout", `!!document.querySelector('`+copilot+`[data-authenticated=no]')`)
 	b.waitFor("the model gone from the picker", `![...document.querySelectorAll('.picker option')].some(o => o.value === 'github-copilot/kimi-k3')`)
+
+	// A login cancelled from the page ends on the server: the next one
+	// starts (a connection runs one login at a time).
+	for i := 0; i < 2; i++ {
+		b.do("logging in again", chromedp.Click(chromedp.CSS(copilot+` [data-testid=login]`)))
+		b.waitFor("the enterprise question again", `!!document.querySelector('[data-testid=login-input]')`)
+		b.do("cancelling the login", chromedp.Click(chromedp.CSS(`[data-testid=login-cancel]`)))
+		b.waitFor("the list after the cancellation", `!document.querySelector('[data-testid=login-flow]') && !!document.querySelector('`+copilot+`[data-authenticated=no]')`)
+	}
 }

@@ -10,7 +10,8 @@ import * as S from "./store.js";
 export const loginOpen = signal(false);
 export const loginProviders = signal(null); // [{id, name, available, authenticated, expires?}]
 // flow is the login running from this page: {providerId, name, notes, url,
-// input: {id, title} | null, lastId, error}.
+// input: {id, title} | null, lastId (its latest request), error,
+// cancelRequested}.
 export const loginFlow = signal(null);
 
 // The page's browser is on the server's machine when the page is served
@@ -21,6 +22,7 @@ function browserIsLocal() {
 }
 
 export async function openLogin() {
+  if (loginFlow.value && loginFlow.value.error) loginFlow.value = null;
   loginOpen.value = true;
   await loadLoginProviders();
 }
@@ -43,7 +45,10 @@ export async function startLogin(p) {
     S.toast(`Logged in to ${p.name}`, "info");
     await Promise.all([loadLoginProviders(), refreshModels()]);
   } catch (err) {
-    if (loginFlow.value && loginFlow.value.providerId === p.id) loginFlow.value = { ...loginFlow.value, input: null, error: err.message };
+    const f = loginFlow.value;
+    if (!f || f.providerId !== p.id) return;
+    // A login the person cancelled needs no error shown.
+    loginFlow.value = f.cancelRequested ? null : { ...f, input: null, error: err.message };
   }
 }
 
@@ -54,15 +59,17 @@ export async function logout(p) {
 }
 
 // cancelLogin answers the flow's latest request cancelled: the server
-// ends the login (its response then says so).
+// ends the login and answers it. Before the first request has come, the
+// first one is answered so when it comes.
 export function cancelLogin() {
   const f = loginFlow.value;
   if (!f) return;
-  if (f.error || !f.lastId) {
+  if (f.error) {
     loginFlow.value = null;
     return;
   }
-  S.rpc.send({ type: "extension_ui_response", id: f.input ? f.input.id : f.lastId, cancelled: true });
+  loginFlow.value = { ...f, input: null, cancelRequested: true };
+  if (f.lastId) S.rpc.send({ type: "extension_ui_response", id: f.input ? f.input.id : f.lastId, cancelled: true });
 }
 
 function answerInput(value) {
@@ -82,6 +89,10 @@ export function handleLoginRequest(ev) {
     return false;
   }
   if (ev.providerId !== f.providerId) return false;
+  if (f.cancelRequested) {
+    S.rpc.send({ type: "extension_ui_response", id: ev.id, cancelled: true });
+    return true;
+  }
   const next = { ...f, lastId: ev.id };
   switch (ev.method) {
     case "open_url":
@@ -144,10 +155,10 @@ function LoginFlow({ f }) {
           {f.error}
         </p>
       ) : (
-        !f.input && <p class="muted small">Waiting for the login to be confirmed…</p>
+        !f.input && <p class="muted small">{f.cancelRequested ? "Cancelling…" : "Waiting for the login to be confirmed…"}</p>
       )}
       <div class="dialog-buttons">
-        <button onClick={cancelLogin} data-testid="login-cancel">
+        <button onClick={cancelLogin} disabled={f.cancelRequested} data-testid="login-cancel">
           {f.error ? "Back" : "Cancel login"}
         </button>
       </div>
@@ -161,8 +172,9 @@ export function LoginModal() {
   const f = loginFlow.value;
   const ps = loginProviders.value;
   const close = () => {
+    // A login still running is cancelled; its answer then clears it.
     if (f && !f.error) cancelLogin();
-    loginFlow.value = null;
+    else loginFlow.value = null;
     loginOpen.value = false;
   };
   return (
