@@ -93,7 +93,7 @@ func (s *call) login(line []byte) (any, error) {
 	}
 	if s.detached {
 		s.mu.Unlock()
-		return nil, errLoginCancelled
+		return nil, fmt.Errorf("Login to %s cancelled", p.Name())
 	}
 	s.loginRun = run
 	s.mu.Unlock()
