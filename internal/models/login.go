@@ -176,19 +176,3 @@ func hasImages(msgs []ai.Message) bool {
 	}
 	return false
 }
-
-// LoginChanged rebuilds the model list of a provider whose stored login
-// changed (a login or logout in this process): a GitHub Copilot login lists
-// the models its account may use. The other providers' lists do not depend
-// on the login; whether their models are available follows auth.json on
-// every call.
-func (r *Registry) LoginChanged(provider string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p, ok := r.providers[provider]
-	if !ok || p.build == nil {
-		return
-	}
-	r.providers[provider] = &ProviderEntry{Name: p.Name, Provider: p.Provider, KeyFunc: p.KeyFunc, NoKey: p.NoKey,
-		AnyModel: p.AnyModel, Env: p.Env, build: p.build}
-}

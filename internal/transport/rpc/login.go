@@ -117,7 +117,7 @@ func (s *call) login(line []byte) (any, error) {
 		}
 		return nil, fmt.Errorf("Login to %s failed: %v", p.Name(), err)
 	}
-	reg.LoginChanged(p.ID())
+	reg.Rebuild(p.ID())
 	return rpc.LoginData{ProviderID: p.ID()}, nil
 }
 
@@ -140,7 +140,7 @@ func (s *call) logout(line []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg.LoginChanged(id)
+	reg.Rebuild(id)
 	return rpc.LogoutData{ProviderID: id, Removed: removed}, nil
 }
 
