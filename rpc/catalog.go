@@ -90,6 +90,9 @@ func Commands() []CommandInfo {
 		{Name: CmdExportHTML, Doc: "Export the current branch as one self-contained HTML file, written to a file or (inline) returned in the response.", Command: ExportHTMLCommand{}, Data: ExportHTMLData{}},
 		{Name: CmdListDirectory, Doc: "The directories in a directory (dotfiles hidden, sorted; \"\" is home): a web UI's project picker.", Command: ListDirectoryCommand{}, Data: ListDirectoryData{}},
 		{Name: CmdReloadResources, Doc: "Reload settings, templates, skills, rules and context files; data lists the commands.", Command: SimpleCommand{}, Data: CommandsData{}},
+		{Name: CmdGetLoginProviders, Doc: "The subscription logins: id, name, whether one can run here and whether auth.json holds one.", Command: SimpleCommand{}, Data: LoginProvidersData{}},
+		{Name: CmdLogin, Doc: "Run a provider's login flow (its interaction as extension_ui_request frames); answered when it has finished.", Command: LoginCommand{}, Data: LoginData{}},
+		{Name: CmdLogout, Doc: "Remove a provider's stored login or key from auth.json.", Command: LogoutCommand{}, Data: LogoutData{}},
 
 		{Name: CmdNegotiateProtocol, Doc: "Switch this connection to protocol v2, oh-my-pi's wire (protocolVersion must be 2).", Command: NegotiateProtocolCommand{}, Data: ProtocolData{}},
 		{Name: CmdGetAvailableCommands, Doc: "The slash commands as oh-my-pi lists them: name, source, description, input hint.", Command: SimpleCommand{}, Data: AvailableCommandsData{}},

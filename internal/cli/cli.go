@@ -257,6 +257,11 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		}
 	}
 	env.registry = reg
+	if store := reg.Auth(); store != nil {
+		// Sign in with ChatGPT, run by the login command of RPC and web
+		// clients, names the installation by the settings' deviceId.
+		store.Options().DeviceID = deviceID(env.settings)
+	}
 	provider := a.Provider
 	if provider == "" && a.Script != "" {
 		provider = scripted.ProviderName

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/pisces-agent/pisces/internal/auth"
+	"github.com/pisces-agent/pisces/internal/auth/authtest"
 	"github.com/pisces-agent/pisces/internal/cli"
 	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/testenv"
@@ -65,6 +68,12 @@ func TestMain(m *testing.M) {
 //	                  sessions go to its own folder under <agentDir>/sessions,
 //	                  whose name ($TMP with its separators as dashes) is
 //	                  normalised to $TMP_DASHED
+//	-- oauth --       (optional) starts a local server speaking the vendors'
+//	                  OAuth wire (internal/auth/authtest) that every login
+//	                  and refresh of the process talks to; the section is
+//	                  JSON setting its fields ({"Interval":1,"Pending":1,
+//	                  "Models":[...]}). Its address is $OAUTH in the input,
+//	                  files and output
 //	-- in --          JSONL sent on stdin, plus directives:
 //	                    #wait TYPE [N]  wait until the Nth (default 1) output line of that type
 //	                    #poll CMD TEXT  send the command CMD (JSON, no id) until its
@@ -75,6 +84,9 @@ func TestMain(m *testing.M) {
 //	                                    until the transcript lets it finish)
 //	                    #nowait         do not wait for the next line's response
 //	                    #response ID    wait for the response to ID
+//	                    #authorize      play the user in the browser: fetch the
+//	                                    url of the latest open_url request and
+//	                                    keep where it redirects as $REDIRECT
 //	                  a line with an "id" waits for its response before the next
 //	                  line is sent.
 //	-- out --         the expected stdout, normalised (timestamps, ids, paths).
@@ -163,6 +175,20 @@ func runTranscript(t *testing.T, file string) {
 			os.WriteFile(p, []byte(strings.ReplaceAll(data, "$TMP", dir)), mode)
 		}
 	}
+	var oauthURL, redirect string
+	if cfg, ok := sections["oauth"]; ok {
+		srv := authtest.New(t)
+		srv.Set(func(s *authtest.Server) {
+			if err := json.Unmarshal([]byte(cfg), s); err != nil {
+				t.Fatalf("oauth section: %v", err)
+			}
+		})
+		oauthURL = srv.URL
+		t.Setenv(auth.ServerEnv, oauthURL)
+		for _, name := range []string{"GITHUB_TOKEN", "GH_TOKEN", "COPILOT_GITHUB_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
+			t.Setenv(name, "")
+		}
+	}
 	if c, ok := sections["cwd"]; ok {
 		t.Chdir(filepath.Join(dir, strings.TrimSpace(c)))
 	}
@@ -238,6 +264,8 @@ func runTranscript(t *testing.T, file string) {
 				if err := os.WriteFile(filepath.Join(dir, f[1]), nil, 0o644); err != nil {
 					t.Fatal(err)
 				}
+			case "#authorize":
+				redirect = authorize(t, out)
 			case "#poll":
 				poll(t, inW, out, strings.TrimSpace(strings.TrimPrefix(line, "#poll")))
 			default:
@@ -246,6 +274,12 @@ func runTranscript(t *testing.T, file string) {
 			continue
 		}
 		line = strings.ReplaceAll(line, "$TMP", dir)
+		if oauthURL != "" {
+			line = strings.ReplaceAll(line, "$OAUTH", oauthURL)
+		}
+		if redirect != "" {
+			line = strings.ReplaceAll(line, "$REDIRECT", redirect)
+		}
 		if strings.Contains(line, "$UI") {
 			line = strings.ReplaceAll(line, "$UI", lastRequestID(out, "extension_ui_request"))
 		}
@@ -281,7 +315,11 @@ func runTranscript(t *testing.T, file string) {
 			kept = append(kept, l)
 		}
 	}
-	got := normalise(strings.Join(kept, "\n")+"\n", dir)
+	got := strings.Join(kept, "\n") + "\n"
+	if oauthURL != "" {
+		got = normaliseOAuth(got, oauthURL)
+	}
+	got = normalise(got, dir)
 	want := sections["out"]
 	if testenv.Update(t, *update) {
 		for i := range ar.Files {
@@ -311,6 +349,54 @@ func runTranscript(t *testing.T, file string) {
 	if got != want {
 		t.Errorf("output differs (-want +got):\n%s", lineDiff(want, got))
 	}
+}
+
+// authorize plays the user who opens the address of the latest open_url
+// request and approves: the fake vendor redirects at once, and where to is
+// returned (the address a user would paste).
+func authorize(t *testing.T, o *outBuf) string {
+	t.Helper()
+	o.mu.Lock()
+	var u string
+	for i := len(o.lines) - 1; i >= 0 && u == ""; i-- {
+		var v struct {
+			Type, Method, URL string
+		}
+		if json.Unmarshal([]byte(o.lines[i]), &v) == nil && v.Type == "extension_ui_request" && v.Method == "open_url" {
+			u = v.URL
+		}
+	}
+	o.mu.Unlock()
+	if u == "" {
+		t.Fatal("#authorize: no open_url request so far")
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatalf("#authorize: %v", err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || loc == "" {
+		t.Fatalf("#authorize: %s answered %s without a redirect", u, resp.Status)
+	}
+	return loc
+}
+
+var (
+	// reRandomQuery matches the random members of an authorization address.
+	reRandomQuery = regexp.MustCompile(`(code_challenge|state|nonce)=[A-Za-z0-9_%-]+`)
+	// reExpires matches a login's expiry (Unix ms): now plus the
+	// lifetime the fake vendor gives.
+	reExpires = regexp.MustCompile(`"expires":\d+`)
+)
+
+// normaliseOAuth writes the fake vendor's address as $OAUTH, the random
+// members of authorization addresses as X and expiry times as 0.
+func normaliseOAuth(s, oauthURL string) string {
+	s = strings.ReplaceAll(s, oauthURL, "$OAUTH")
+	s = reExpires.ReplaceAllString(s, `"expires":0`)
+	return reRandomQuery.ReplaceAllString(s, "${1}=X")
 }
 
 // pollPrefix starts the ids of #poll commands.
@@ -462,6 +548,7 @@ var (
 	reEntryID   = regexp.MustCompile(`"(id|parentId|leafId|targetId|entryId|firstKeptEntryId|fromId)":"[0-9a-f]{8}"`)
 	reTmpSuffix = regexp.MustCompile(`pisces-bash-[0-9a-f]+\.log`)
 	reUIID      = regexp.MustCompile(`"type":"(extension_ui_request|host_tool_call|host_tool_cancel)","id":"[0-9a-f]{16}"`)
+	reUITarget  = regexp.MustCompile(`"targetId":"[0-9a-f]{16}"`)
 )
 
 func normalise(s, dir string) string {
@@ -492,6 +579,7 @@ func normalise(s, dir string) string {
 	})
 	s = reTmpSuffix.ReplaceAllString(s, "pisces-bash-X.log")
 	s = reUIID.ReplaceAllString(s, `"type":"$1","id":"<id>"`)
+	s = reUITarget.ReplaceAllString(s, `"targetId":"<id>"`)
 	return s
 }
 

@@ -71,14 +71,22 @@ func (s *Session) withTaskTools(ts []tools.Tool) []tools.Tool {
 
 // SubagentStats is the subagents member of get_session_stats.
 func (s *Session) SubagentStats() task.SubagentStats {
-	if s.taskTool == nil {
+	s.mu.Lock()
+	t := s.taskTool
+	s.mu.Unlock()
+	if t == nil {
 		return task.SubagentStats{}
 	}
-	return s.taskTool.Stats()
+	return t.Stats()
 }
 
-// Todos returns the todo list (set_todos, get_state's todoPhases).
-func (s *Session) Todos() *task.TodoList { return s.todos }
+// Todos returns the todo list (set_todos, get_state's todoPhases); a new
+// session replaces it (resetTask, under s.mu).
+func (s *Session) Todos() *task.TodoList {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.todos
+}
 
 // allowedTools is what a subagent may get: the session's tool policy
 // (Options.AllowedTools) and the tools active in the session now (the

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pisces-agent/pisces/internal/auth"
+	"github.com/pisces-agent/pisces/internal/auth/authtest"
 	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
@@ -19,7 +21,8 @@ import (
 // tool turn, the host tool round trip, steer and follow-up, abort,
 // abortAndPrompt, getMessages (paged), model and thinking level, available
 // commands, compact, new and switch session, branch, frames over 1 MiB (sent
-// as rpc_chunk), session events
+// as rpc_chunk), session events, logins (a device code and a browser's
+// callback, against a local server speaking the vendors' wire)
 // (testdata/omp/drive.ts says what each step checks). .ci/omp-client
 // installs the client into PISCES_OMP_CLIENT_DIR (CI) or the user's cache
 // folder; without npm or the registry the test is skipped (fails under CI).
@@ -86,7 +89,11 @@ func TestOMPClient(t *testing.T) {
 
 	run := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "bun"), drive)
 	run.Dir = dir
-	run.Env = append(os.Environ(), "PISCES="+piscesBin, "WORK="+work, "SCRIPT="+scriptPath, "GATE="+gate)
+	// The logins talk to a local server speaking the vendors' wire.
+	vendor := authtest.New(t)
+	vendor.Set(func(s *authtest.Server) { s.Interval, s.Pending = 1, 1 })
+	run.Env = append(os.Environ(), "PISCES="+piscesBin, "WORK="+work, "SCRIPT="+scriptPath, "GATE="+gate,
+		auth.ServerEnv+"="+vendor.URL, "GITHUB_TOKEN=", "GH_TOKEN=", "COPILOT_GITHUB_TOKEN=")
 	out, err := run.CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err != nil || lines[len(lines)-1] != "ok" {

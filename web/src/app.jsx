@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { signal } from "@preact/signals";
 import * as S from "./store.js";
 import { Conversation } from "./messages.jsx";
+import { LoginModal, openLogin } from "./login.jsx";
 
 // Icons: stroked 24×24 paths (no font or emoji needed).
 const ICONS = {
@@ -223,6 +224,9 @@ function Header() {
         </button>
         <button class="small" onClick={exportHTML} title="Download the conversation as one HTML file" data-testid="export">
           Export
+        </button>
+        <button class="small" onClick={openLogin} title="Subscription logins (Claude, ChatGPT, GitHub Copilot)" data-testid="open-login">
+          Log in
         </button>
       </div>
     </header>
@@ -869,6 +873,7 @@ export function App() {
       </main>
       <Dialog />
       <LocalModal />
+      <LoginModal />
       <Toasts />
     </div>
   );

@@ -4,6 +4,7 @@
 // again, so several tabs on one session stay in step.
 import { signal, computed, batch } from "@preact/signals";
 import { RPC } from "./rpc.js";
+import { handleLoginRequest } from "./login.jsx";
 
 export const conn = signal({ state: "connecting" });
 export const session = signal({ id: "", file: "", name: "" });
@@ -316,6 +317,7 @@ function handleEvent(ev) {
 }
 
 function handleUIRequest(ev) {
+  if (handleLoginRequest(ev)) return;
   switch (ev.method) {
     case "select":
     case "confirm":

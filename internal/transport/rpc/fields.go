@@ -78,6 +78,8 @@ var commandFields = map[string][]fieldSpec{
 
 	rpc.CmdNegotiateProtocol: {{name: "protocolVersion", kind: kNumber, required: true}},
 	rpc.CmdOpenSession:       {{name: "sessionDir", kind: kString, required: true}},
+	rpc.CmdLogin:             {{name: "providerId", kind: kString, required: true}, {name: "noBrowser", kind: kBool}},
+	rpc.CmdLogout:            {{name: "providerId", kind: kString, required: true}},
 	rpc.CmdGetMessagesPage:   {{name: "cursor", kind: kString}, {name: "limit", kind: kNumber}},
 }
 

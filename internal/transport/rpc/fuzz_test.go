@@ -114,9 +114,10 @@ func (fs *fuzzServer) waitID(id string, limit time.Duration) bool {
 var noResponse = map[string]bool{"extension_ui_response": true, "host_tool_update": true, "host_tool_result": true}
 
 // sideEffects are commands a fuzzer must not run: they run shell commands,
-// write, move or scan files outside the test's directories.
+// write, move or scan files outside the test's directories, or reach the
+// vendors' login servers.
 var sideEffects = map[string]bool{"bash": true, "export_html": true, "delete_session": true,
-	"rename_session": true, "switch_session": true, "list_sessions": true}
+	"rename_session": true, "switch_session": true, "list_sessions": true, "login": true, "logout": true}
 
 func (fs *fuzzServer) exchange(t *testing.T, line []byte) {
 	t.Helper()

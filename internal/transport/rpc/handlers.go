@@ -100,6 +100,9 @@ func init() {
 	handlers[rpc.CmdOpenSession] = (*call).openSession
 	handlers[rpc.CmdSetEventFilter] = (*call).setEventFilter
 	handlers[rpc.CmdGetMessagesPage] = (*call).messagesPage
+	handlers[rpc.CmdGetLoginProviders] = (*call).loginProviders
+	handlers[rpc.CmdLogin] = (*call).login
+	handlers[rpc.CmdLogout] = (*call).logout
 }
 
 // images converts the accepted image forms to content blocks. An image
@@ -122,11 +125,14 @@ func images(in []rpc.ImageInput) []ai.Content {
 	return out
 }
 
-// abort stops the run, a retry, and compactions or branch summaries; it
-// answers after the commands it cut short have answered.
+// abort stops the run, a retry, compactions or branch summaries and this
+// connection's login; it answers after the commands it cut short have
+// answered.
 func (s *call) abort([]byte) (any, error) {
+	s.cancelLogin()
 	s.sess.Abort()
 	s.cancellable.Wait()
+	s.logins.Wait()
 	return nil, nil
 }
 

@@ -75,6 +75,8 @@ type Server struct {
 	omp   atomic.Bool // on oh-my-pi's wire (omp.go)
 	ompSt ompState
 
+	loginRun *loginRun // the login this connection runs (login.go), under mu
+
 	wg sync.WaitGroup
 	// lane runs the quick commands one after another, in the order they
 	// arrived.
@@ -83,6 +85,12 @@ type Server struct {
 	// abort answers after them, so a client sees the aborted command's
 	// answer first.
 	cancellable sync.WaitGroup
+	// logins counts the running login command (login.go): abort cancels
+	// it and answers after it.
+	logins sync.WaitGroup
+	// aborts counts abort commands: a login handed in before an abort
+	// that had not started when the abort came is cancelled too.
+	aborts atomic.Uint64
 }
 
 // New creates the stdio server for sess that writes to out: one client,
@@ -178,6 +186,7 @@ func (s *Server) detach() {
 		return
 	}
 	s.detached = true
+	run := s.loginRun
 	if s.unsub != nil {
 		s.unsub()
 		s.unsub = nil
@@ -187,6 +196,10 @@ func (s *Server) detach() {
 		s.unpace = nil
 	}
 	s.mu.Unlock()
+	if run != nil {
+		// Nobody is left to answer the login's questions.
+		run.cancel()
+	}
 	s.syncSnapshots()
 	if h != nil {
 		h.remove(s)
@@ -273,6 +286,8 @@ func (s *Server) Serve(in io.Reader, stop <-chan struct{}) error {
 		stopped = true
 		handling.Unlock()
 	}
+	// A login waits for its client, who is gone.
+	s.cancelLogin()
 	if eof {
 		s.wg.Wait()
 	} else {
@@ -443,6 +458,8 @@ type call struct {
 	hub  *Hub
 	sess *core.Session
 	obj  map[string]any // the line, decoded and checked (checkFields)
+	// aborts is the connection's abort count when the command arrived.
+	aborts uint64
 }
 
 // Handle parses one command (a line of stdin, a WebSocket text frame) and
@@ -475,9 +492,12 @@ func (s *Server) Handle(line []byte) {
 		return
 	}
 	if t == rpc.TypeExtensionUIResponse {
-		// Routed to the pending dialog; an unknown or late id is ignored
-		// without a response, as pi does.
-		h.ui.deliver(line, s)
+		// Routed to the pending dialog (this connection's login, else the
+		// session's); an unknown or late id is ignored without a
+		// response, as pi does.
+		if !s.deliverLogin(line) {
+			h.ui.deliver(line, s)
+		}
 		return
 	}
 	hd, ok := handlers[t]
@@ -493,7 +513,10 @@ func (s *Server) Handle(line []byte) {
 		s.w.response(&rpc.Response{ID: id, Command: t, Error: "Read-only session: " + ro})
 		return
 	}
-	c := &call{Server: s, hub: h, sess: h.sess, obj: obj}
+	if t == rpc.CmdAbort {
+		s.aborts.Add(1)
+	}
+	c := &call{Server: s, hub: h, sess: h.sess, obj: obj, aborts: s.aborts.Load()}
 	if !slowCommands[t] {
 		// Quick commands are answered in the order they arrived: at once
 		// on this goroutine when none is waiting, else after the ones
@@ -526,6 +549,9 @@ func (s *Server) Handle(line []byte) {
 	if abortable {
 		s.cancellable.Add(1)
 	}
+	if t == rpc.CmdLogin {
+		s.logins.Add(1)
+	}
 	go func() {
 		defer s.wg.Done()
 		resp, body := c.run(hd, t, id, line)
@@ -539,6 +565,9 @@ func (s *Server) Handle(line []byte) {
 		}
 		if abortable {
 			s.cancellable.Done()
+		}
+		if t == rpc.CmdLogin {
+			s.logins.Done()
 		}
 	}()
 }
@@ -668,6 +697,8 @@ var slowCommands = map[string]bool{
 	rpc.CmdExportHTML:         true,
 	rpc.CmdListDirectory:      true,
 	rpc.CmdOpenSession:        true,
+	rpc.CmdLogin:              true,
+	rpc.CmdLogout:             true,
 }
 
 // readOnlyCommands are the commands a read-only view of a session (a file
@@ -704,6 +735,9 @@ var readOnlyCommands = map[string]bool{
 	rpc.CmdGetMessagesPage:            true,
 	rpc.CmdSetEventFilter:             true,
 	rpc.CmdOpenSession:                true,
+	rpc.CmdGetLoginProviders:          true,
+	rpc.CmdLogin:                      true,
+	rpc.CmdLogout:                     true,
 }
 
 // streamedData is response data that writes itself out in pieces instead

@@ -46,7 +46,7 @@ func newUIID() string {
 // paramOrder is pi's member order for the known UI methods' fields; other
 // fields follow in sorted order.
 var paramOrder = []string{"title", "message", "options", "placeholder", "prefill", "notifyType",
-	"statusKey", "statusText", "widgetKey", "widgetLines", "widgetPlacement", "text", "timeout"}
+	"statusKey", "statusText", "widgetKey", "widgetLines", "widgetPlacement", "text", "url", "instructions", "timeout"}
 
 // uiRequest encodes {type, id, method, ...params}.
 func uiRequest(id, method string, params map[string]any) []byte {

@@ -227,6 +227,50 @@ try {
 	const withBig = await client.getMessages();
 	check(withBig.some((m: { content: unknown }) => JSON.stringify(m.content).includes(big)), "getMessages has the big message");
 
+	step("login providers");
+	const loginsBefore = await client.getLoginProviders();
+	check(
+		loginsBefore.map(p => p.id).join(",") === "anthropic,openai-codex,github-copilot,openai" &&
+			loginsBefore.every(p => p.available && !p.authenticated),
+		"get_login_providers before any login",
+		loginsBefore,
+	);
+
+	step("login with a device code (GitHub Copilot)");
+	const opened: Array<{ url: string; instructions?: string }> = [];
+	const asked: string[] = [];
+	const login = await client.login("github-copilot", {
+		onOpenUrl: (url, instructions) => opened.push({ url, instructions }),
+		onManualCodeInput: prompt => {
+			asked.push(prompt.title);
+			return ""; // github.com, not an enterprise domain
+		},
+	});
+	check(login.providerId === "github-copilot", "login's data", login);
+	check(asked.length === 1 && asked[0].includes("Enterprise"), "the enterprise question", asked);
+	check(
+		opened.length === 1 && opened[0].url === "https://github.com/login/device" && (opened[0].instructions ?? "").includes("WXYZ-9876"),
+		"open_url with the device page and the code",
+		opened,
+	);
+
+	step("login through the browser's callback (Anthropic)");
+	const anthropic = await client.login("anthropic", {
+		// The browser: the fake vendor approves and redirects to the
+		// callback on this machine, which completes the login.
+		onOpenUrl: url => {
+			void fetch(url).then(res => res.text());
+		},
+		onManualCodeInput: () => new Promise<string>(() => {}), // nothing pasted
+	});
+	check(anthropic.providerId === "anthropic", "anthropic login's data", anthropic);
+	const loginsAfter = await client.getLoginProviders();
+	check(
+		loginsAfter.filter(p => p.authenticated).map(p => p.id).join(",") === "anthropic,github-copilot",
+		"get_login_providers after the logins",
+		loginsAfter,
+	);
+
 	step("stop");
 	await client.stop();
 	console.log("ok");
