@@ -58,6 +58,7 @@ func runACP(env *environment, stdio IO) int {
 			}
 			return fmt.Sprintf("%s has its own Pisces resources (.pisces/ and the like); they are not loaded because the project is not trusted. Start Pisces in it with --approve, or trust it from another mode, to load them.", cwd)
 		},
+		MCP:     env.mcp != nil,
 		Version: Version,
 		Log:     stdio.Stderr,
 	})

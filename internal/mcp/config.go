@@ -33,6 +33,9 @@ const (
 	ScopeGlobal  = "global"  // <agentDir>/mcp.json
 	ScopeProject = "project" // <cwd>/.pi/mcp.json, <cwd>/.pisces/mcp.json
 	ScopeFlag    = "flag"    // --mcp-config FILE
+	// ScopeSession: a server a client gave for one session (an ACP
+	// editor's mcpServers); it belongs to that session alone.
+	ScopeSession = "session"
 )
 
 // FileName is the configuration file's name in the agent dir and in a

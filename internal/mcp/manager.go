@@ -27,6 +27,7 @@ type Manager struct {
 	mu       sync.Mutex
 	global   *group
 	projects map[string]*group
+	owned    map[*Server]bool // servers that belong to one session (Session.SetOwn)
 	watchers map[int]func(*Server)
 	nextID   int
 	closed   bool
@@ -43,7 +44,7 @@ type group struct {
 // NewManager reads the global configuration; its servers start when a
 // session first asks for them.
 func NewManager(opts Options) *Manager {
-	m := &Manager{opts: opts, projects: map[string]*group{}, watchers: map[int]func(*Server){}}
+	m := &Manager{opts: opts, projects: map[string]*group{}, owned: map[*Server]bool{}, watchers: map[int]func(*Server){}}
 	cfg := Load(Files{AgentDir: opts.AgentDir, Extra: opts.Extra})
 	m.global = m.startGroup(cfg, opts.Cwd)
 	return m
@@ -108,7 +109,14 @@ func (m *Manager) servers(cwd string, trusted bool) []*Server {
 		g = m.startGroup(Load(Files{Project: cwd}), cwd)
 		m.projects[cwd] = g
 	}
-	for _, p := range g.servers {
+	return overlay(out, g.servers)
+}
+
+// overlay returns base with the servers of top added, a server of top
+// replacing the one of base that has its name.
+func overlay(base, top []*Server) []*Server {
+	out := base
+	for _, p := range top {
 		replaced := false
 		for i, s := range out {
 			if s.cfg.Name == p.cfg.Name {
@@ -121,6 +129,43 @@ func (m *Manager) servers(cwd string, trusted bool) []*Server {
 		}
 	}
 	return out
+}
+
+// adopt makes a server that belongs to one session, stopped by Close with
+// the others (nil once the manager is closed).
+func (m *Manager) adopt(cfg *ServerConfig, cwd string) *Server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	srv := newServer(cfg, cwd, m.opts.Version, m.serverChanged)
+	m.owned[srv] = true
+	return srv
+}
+
+// drop stops servers of a session (all at the same time) and returns once
+// they and their process groups are gone.
+func (m *Manager) drop(list []*Server) {
+	m.mu.Lock()
+	for _, s := range list {
+		delete(m.owned, s)
+	}
+	m.mu.Unlock()
+	closeAll(list)
+}
+
+// closeAll closes servers at the same time and waits for all of them.
+func closeAll(list []*Server) {
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.close()
+		}()
+	}
+	wg.Wait()
 }
 
 // Problems lists the configuration entries that were skipped (the global
@@ -154,16 +199,11 @@ func (m *Manager) Close() {
 		for _, g := range m.projects {
 			all = append(all, g.servers...)
 		}
-		m.mu.Unlock()
-		var wg sync.WaitGroup
-		for _, s := range all {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s.close()
-			}()
+		for s := range m.owned {
+			all = append(all, s)
 		}
-		wg.Wait()
+		m.mu.Unlock()
+		closeAll(all)
 	})
 }
 

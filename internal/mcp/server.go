@@ -144,7 +144,10 @@ func (s *Server) connect() {
 	defer cancel()
 	s.mu.Lock()
 	if s.closed {
+		// Closed before its first attempt: nobody waits for one.
+		ready := s.ready
 		s.mu.Unlock()
+		closeOnce(ready)
 		return
 	}
 	dialing := make(chan struct{})
@@ -183,6 +186,15 @@ func (s *Server) connect() {
 	close(ready)
 	if c != nil {
 		go s.watch(c)
+	}
+}
+
+// closeOnce closes ch unless it is closed already.
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
 	}
 }
 

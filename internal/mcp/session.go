@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"sync"
 	"time"
 
@@ -50,7 +51,11 @@ type Session struct {
 
 	codemode *codemode.Tool
 
+	// ownMu orders SetOwn calls.
+	ownMu sync.Mutex
+
 	mu       sync.Mutex
+	own      []*Server        // the session's own servers (SetOwn)
 	loaded   map[string]bool  // loaded by tool_search
 	override map[string]bool  // set_active_tools decisions on MCP tools
 	reported map[*Server]bool // settled servers the warnings have covered
@@ -82,7 +87,63 @@ func (s *Session) Servers() []*Server {
 		return nil
 	}
 	cwd, trusted := s.opts.Where()
-	return s.m.Servers(cwd, trusted)
+	out := s.m.Servers(cwd, trusted)
+	s.mu.Lock()
+	own := s.own
+	s.mu.Unlock()
+	return overlay(out, own)
+}
+
+// SetOwn sets the servers that belong to this session alone (the ones an
+// ACP editor gives with a session): they connect in the background (a
+// stdio server in the session's directory when its entry names none),
+// beside the global and project servers, and an own server replaces one
+// of theirs with the same name. A server whose entry is the same as
+// before keeps its connection; the others are stopped, their process
+// groups included, before SetOwn returns. SetOwn(nil) stops them all (a
+// session that closes); the manager's Close stops them too.
+func (s *Session) SetOwn(cfgs []*ServerConfig) {
+	if s == nil {
+		return
+	}
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	cwd, _ := s.opts.Where()
+	s.mu.Lock()
+	old := s.own
+	s.mu.Unlock()
+	kept := map[*Server]bool{}
+	var next []*Server
+	for _, c := range cfgs {
+		var same *Server
+		for _, o := range old {
+			if !kept[o] && reflect.DeepEqual(o.cfg, c) {
+				same = o
+				break
+			}
+		}
+		if same != nil {
+			kept[same] = true
+			next = append(next, same)
+			continue
+		}
+		if srv := s.m.adopt(c, cwd); srv != nil {
+			next = append(next, srv)
+		}
+	}
+	var stop []*Server
+	for _, o := range old {
+		if !kept[o] {
+			stop = append(stop, o)
+		}
+	}
+	s.mu.Lock()
+	s.own = next
+	s.mu.Unlock()
+	for _, srv := range next {
+		srv.start()
+	}
+	s.m.drop(stop)
 }
 
 // Watch calls fn on every change of a server's state or tools; the

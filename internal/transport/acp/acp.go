@@ -25,6 +25,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/mcp"
 	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/sessions"
@@ -60,6 +61,10 @@ type Options struct {
 	// that are not loaded because no trust decision was made for it (""
 	// when there is nothing to say); nil: none.
 	TrustNote func(cwd string) string
+	// MCP says that the editor's MCP servers (mcpServers) are connected
+	// for their session: the core sessions have an MCP view (false with
+	// --no-mcp: they are ignored, and initialize advertises no transport).
+	MCP bool
 	// Version is the agent's version in initialize.
 	Version string
 	// Log receives diagnostics (never stdout).
@@ -225,6 +230,8 @@ func (a agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Initi
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			// Stdio is always accepted; plain SSE is not (as in mcp.json).
+			McpCapabilities: sdk.McpCapabilities{Http: a.s.opts.MCP},
 			SessionCapabilities: sdk.SessionCapabilities{
 				List:   &sdk.SessionListCapabilities{},
 				Close:  &sdk.SessionCloseCapabilities{},
@@ -258,10 +265,19 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
-func (a agent) noteMCP(servers []sdk.McpServer) {
-	if len(servers) > 0 {
-		fmt.Fprintf(a.s.log, "pisces: acp: %d MCP server(s) offered by the client are not connected: this build has no MCP client\n", len(servers))
+// editorMCP checks the editor's MCP servers of a session request and
+// returns their entries (nil with --no-mcp: a line on stderr says they
+// are not connected).
+func (a agent) editorMCP(servers []sdk.McpServer) ([]*mcp.ServerConfig, error) {
+	cfgs, err := editorServers(servers)
+	if err != nil {
+		return nil, err
 	}
+	if !a.s.opts.MCP && len(cfgs) > 0 {
+		fmt.Fprintf(a.s.log, "pisces: acp: %d MCP server(s) given by the editor are not connected: MCP is off (--no-mcp)\n", len(cfgs))
+		return nil, nil
+	}
+	return cfgs, nil
 }
 
 func (a agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
@@ -271,7 +287,10 @@ func (a agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSe
 	if err := a.authRequired(); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	a.noteMCP(p.McpServers)
+	servers, err := a.editorMCP(p.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	st, err := a.s.opts.NewStore(filepath.Clean(p.Cwd))
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -280,7 +299,7 @@ func (a agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSe
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	as, err := a.s.attach(live)
+	as, err := a.s.attach(live, servers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -295,12 +314,18 @@ func (a agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSe
 }
 
 // open attaches the stored session id (the editor's sessionId), loaded in
-// cwd.
-func (a agent) open(id, cwd string) (*acpSession, bool, error) {
+// cwd, with the editor's MCP servers (they replace the ones given before
+// when the session is open already).
+func (a agent) open(id, cwd string, mcpServers []sdk.McpServer) (*acpSession, bool, error) {
 	if err := checkCwd(cwd); err != nil {
 		return nil, false, err
 	}
+	servers, err := a.editorMCP(mcpServers)
+	if err != nil {
+		return nil, false, err
+	}
 	if as := a.s.session(id); as != nil {
+		as.setServers(servers)
 		return as, false, nil
 	}
 	path, err := a.s.findSession(id)
@@ -311,7 +336,7 @@ func (a agent) open(id, cwd string) (*acpSession, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	as, err := a.s.attach(live)
+	as, err := a.s.attach(live, servers)
 	return as, true, err
 }
 
@@ -319,8 +344,7 @@ func (a agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.L
 	if err := a.authRequired(); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	a.noteMCP(p.McpServers)
-	as, _, err := a.open(string(p.SessionId), p.Cwd)
+	as, _, err := a.open(string(p.SessionId), p.Cwd, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -336,8 +360,7 @@ func (a agent) ResumeSession(_ context.Context, p sdk.ResumeSessionRequest) (sdk
 	if err := a.authRequired(); err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	a.noteMCP(p.McpServers)
-	as, _, err := a.open(string(p.SessionId), p.Cwd)
+	as, _, err := a.open(string(p.SessionId), p.Cwd, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
@@ -477,8 +500,9 @@ func (s *Server) findSession(id string) (string, error) {
 }
 
 // attach makes the ACP session of a live session this connection now
-// watches (the manager counted this connection as a viewer).
-func (s *Server) attach(live *sessions.Live) (*acpSession, error) {
+// watches (the manager counted this connection as a viewer), with the
+// editor's MCP servers.
+func (s *Server) attach(live *sessions.Live, servers []*mcp.ServerConfig) (*acpSession, error) {
 	id := live.Core.Store().ID()
 	s.mu.Lock()
 	if s.closed {
@@ -489,9 +513,10 @@ func (s *Server) attach(live *sessions.Live) (*acpSession, error) {
 	if as := s.sessions[id]; as != nil {
 		s.mu.Unlock()
 		s.mgr.Release(live) // already watched by this connection
+		as.setServers(servers)
 		return as, nil
 	}
-	as := newSession(s, id, live)
+	as := newSession(s, id, live, servers)
 	s.sessions[id] = as
 	s.arrived[id] = 0 // counted per attachment, as the session counts them
 	s.mu.Unlock()

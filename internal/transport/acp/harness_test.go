@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -14,8 +15,10 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pisces-agent/pisces/internal/cli"
+	"github.com/pisces-agent/pisces/internal/mcp/mcptest"
 	"github.com/pisces-agent/pisces/internal/testenv"
 )
 
@@ -26,7 +29,17 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // running -race still passes.
 const waitLimit = 60 * time.Second
 
+// The test binary is also an MCP server over stdio (the editor's server
+// in the MCP tests): with PISCES_TEST_MCP_SERVER set it serves
+// mcptest.Server instead of running the tests.
 func TestMain(m *testing.M) {
+	if os.Getenv("PISCES_TEST_MCP_SERVER") != "" {
+		if err := mcptest.Server().Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	testenv.Cleanup()
 	os.Exit(code)

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/core"
+	"github.com/pisces-agent/pisces/internal/mcp"
 	"github.com/pisces-agent/pisces/internal/sessions"
 	"github.com/pisces-agent/pisces/rpc"
 )
@@ -65,7 +67,7 @@ type waiter struct {
 	ordinal int
 }
 
-func newSession(s *Server, id string, live *sessions.Live) *acpSession {
+func newSession(s *Server, id string, live *sessions.Live, servers []*mcp.ServerConfig) *acpSession {
 	as := &acpSession{
 		srv: s, id: id, live: live, core: live.Core,
 		q:        newOutQueue(),
@@ -76,6 +78,8 @@ func newSession(s *Server, id string, live *sessions.Live) *acpSession {
 	}
 	go as.q.run()
 	as.unsub = live.Core.Subscribe(as.onEvent)
+	// The editor's servers first: the reports cover them.
+	live.Core.MCP().SetOwn(servers)
 	live.Core.StartMCPReports()
 	if live.Extensions != nil {
 		live.Extensions.SetUI(extensionUI{as})
@@ -95,6 +99,8 @@ func (as *acpSession) detach() {
 	as.mu.Unlock()
 	as.core.ClearQueue()
 	as.core.Abort()
+	// The editor's servers belong to this session: stopped with it.
+	as.core.MCP().SetOwn(nil)
 	as.unsub()
 	as.mu.Lock()
 	ws := as.takeWaitersLocked()
@@ -104,6 +110,12 @@ func (as *acpSession) detach() {
 		w.finish(sdk.StopReasonCancelled)
 	}
 	as.srv.mgr.Release(as.live)
+}
+
+// setServers replaces the editor's MCP servers of the session (those of
+// a later session/load or session/resume).
+func (as *acpSession) setServers(servers []*mcp.ServerConfig) {
+	as.core.MCP().SetOwn(servers)
 }
 
 func (w *waiter) finish(stop sdk.StopReason) {
@@ -318,6 +330,9 @@ func (as *acpSession) onEvent(ev rpc.Event) {
 				as.send(plan)
 			}
 		}
+	case *rpc.NotifyEvent:
+		// The MCP servers' failures.
+		as.note(strings.Join(strings.Fields(e.Message), " "))
 	case *rpc.AgentSettledEvent:
 		as.settled(e.Aborted)
 	}
