@@ -395,6 +395,7 @@ func (h *Host) logLine(prefix string, line []byte) {
 // chain; changed arguments are passed to the next extension.
 func (h *Host) OnToolCall(ctx context.Context, toolCallID, toolName string, args json.RawMessage) ToolCallDecision {
 	var changed json.RawMessage
+	ctx = withToolCall(ctx, ToolCallRef{ID: toolCallID, Name: toolName, Args: args})
 	for _, m := range h.snapshot() {
 		if !m.hooks(HookToolCall) {
 			continue
@@ -411,6 +412,28 @@ func (h *Host) OnToolCall(ctx context.Context, toolCallID, toolName string, args
 		}
 	}
 	return ToolCallDecision{Args: changed}
+}
+
+// ToolCallRef names the tool call a tool_call hook is asked about.
+type ToolCallRef struct {
+	ID   string
+	Name string
+	Args json.RawMessage
+}
+
+type toolCallKey struct{}
+
+func withToolCall(ctx context.Context, ref ToolCallRef) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, ref)
+}
+
+// ToolCallOf returns the tool call a dialog is about: a UI's Dialog gets
+// it in its context when a tool_call hook asks (a Go extension's hook
+// through the context it was given, a process extension's through the
+// request's parentId naming the hook call).
+func ToolCallOf(ctx context.Context) (ToolCallRef, bool) {
+	ref, ok := ctx.Value(toolCallKey{}).(ToolCallRef)
+	return ref, ok
 }
 
 // OnToolResult passes the result through the tool_result hooks in load

@@ -25,6 +25,7 @@ import (
 type fakeUI struct {
 	mu        sync.Mutex
 	dialogs   []string // "method title timeout"
+	about     []string // the tool call each dialog is about ("id name", "" for none)
 	notes     []string // "method params"
 	answer    func(method string, params map[string]any) (UIResponse, time.Duration, bool)
 	available bool
@@ -34,6 +35,11 @@ type fakeUI struct {
 func (u *fakeUI) Dialog(ctx context.Context, method string, params map[string]any, timeout time.Duration) UIResponse {
 	u.mu.Lock()
 	u.dialogs = append(u.dialogs, fmt.Sprintf("%s %v %v", method, params["title"], timeout))
+	about := ""
+	if ref, ok := ToolCallOf(ctx); ok {
+		about = ref.ID + " " + ref.Name
+	}
+	u.about = append(u.about, about)
 	answer := u.answer
 	u.mu.Unlock()
 	defer func() {
@@ -385,6 +391,29 @@ func TestUIDialogRoundTrip(t *testing.T) {
 	dialogs, _ := e.ui.got()
 	if !slices.Equal(dialogs, []string{"confirm Sure? 0s", "select Pick 100ms"}) {
 		t.Errorf("dialogs %v", dialogs)
+	}
+}
+
+// A dialog a tool_call hook opens (parentId naming the hook request) is
+// about that tool call; a command's dialog is about none.
+func TestDialogAboutToolCall(t *testing.T) {
+	e := load(t, 5*time.Second, "basic")
+	e.ui.answer = confirmWith(true)
+	if d := e.h.OnToolCall(context.Background(), "c7", "bash", bashArgs("ask")); d.Block {
+		t.Fatalf("%+v", d)
+	}
+	e.ui.answer = func(method string, _ map[string]any) (UIResponse, time.Duration, bool) {
+		yes := true
+		return UIResponse{Confirmed: &yes}, 0, method == "confirm"
+	}
+	if handled, err := e.h.RunCommand(context.Background(), "ask", "deploy"); !handled || err != nil {
+		t.Fatal(handled, err)
+	}
+	e.ui.mu.Lock()
+	about := append([]string(nil), e.ui.about...)
+	e.ui.mu.Unlock()
+	if len(about) < 2 || about[0] != "c7 bash" || about[1] != "" {
+		t.Errorf("dialogs about %q, want the hook's call then none", about)
 	}
 }
 

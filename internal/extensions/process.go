@@ -454,6 +454,9 @@ func waitWatched(ctx context.Context, done <-chan struct{}, dead <-chan struct{}
 var errTimeout = errors.New("timed out")
 
 type pending struct {
+	// toolCall is the tool call a tool_call hook is asked about (its
+	// dialogs are tied to it); nil for other requests.
+	toolCall *ToolCallRef
 	method   string
 	event    string
 	reply    chan reply // buffered
@@ -647,6 +650,11 @@ func (p *proc) send(v any) {
 // request sends a request and waits for its reply.
 func (p *proc) request(ctx context.Context, method, event string, params any, timed bool, onUpdate func(json.RawMessage)) (json.RawMessage, error) {
 	c := &pending{method: method, event: event, reply: make(chan reply, 1), done: make(chan struct{}), onUpdate: onUpdate}
+	if method == HookToolCall {
+		if ref, ok := ToolCallOf(ctx); ok {
+			c.toolCall = &ref
+		}
+	}
 	p.mu.Lock()
 	if p.failed {
 		p.mu.Unlock()
@@ -898,6 +906,10 @@ func (p *proc) serve(m wireIn) {
 		if parent == nil {
 			cancel()
 		} else {
+			if parent.toolCall != nil {
+				// A dialog of a tool_call hook is about that call.
+				ctx = withToolCall(ctx, *parent.toolCall)
+			}
 			go func() {
 				select {
 				case <-parent.done:

@@ -481,7 +481,42 @@ func TestEditorFiles(t *testing.T) {
 // permission gate's confirm before rm -rf) cannot be answered in an
 // editor: it resolves as cancelled, the command is blocked, and the
 // conversation says so in a note.
+// TestExtensionQuestionNote: without form elicitation, an extension's
+// question that no tool call is tied to (a command's confirm) resolves as
+// cancelled, and the conversation says so.
 func TestExtensionQuestionNote(t *testing.T) {
+	t.Setenv("PISCES_TEST_EXTENSION", "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startInProcess(t, "", `{"turns":[]}`, "-e", exe)
+	r.initialize()
+	id := r.newSession("auto")
+	if stop := r.prompt(id, "/ask"); stop != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason %s", stop)
+	}
+	ups := r.ed.waitFor(t, "the extension's answer", func(ups []sdk.SessionNotification) bool {
+		return strings.Contains(text(ups, "agent_message_chunk"), "answer: confirmed=")
+	})
+	msg := text(ups, "agent_message_chunk")
+	if !strings.Contains(msg, "cannot answer extension questions") || !strings.Contains(msg, "answer: confirmed=false") {
+		t.Errorf("no note about the extension's question, or not cancelled: %q", msg)
+	}
+	r.ed.mu.Lock()
+	defer r.ed.mu.Unlock()
+	if len(r.ed.asked) != 0 {
+		t.Errorf("a question not tied to a tool call became a permission request: %+v", r.ed.asked)
+	}
+}
+
+// TestExtensionToolConfirm: an extension's confirm about a tool call (the
+// example permission gate's tool_call hook) becomes
+// session/request_permission naming the announced call, with the question
+// as its content. Reject leaves the files alone and fails the call; allow
+// runs it and the ask mode does not ask again; "always" holds for the same
+// question about the same tool.
+func TestExtensionToolConfirm(t *testing.T) {
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "permission-gate")
 	build := exec.Command("go", "build", "-o", gate, "../../../examples/extensions/permission-gate")
@@ -490,26 +525,79 @@ func TestExtensionQuestionNote(t *testing.T) {
 	}
 	r := startInProcess(t, dir, `{"turns":[
  {"content":[{"type":"toolCall","id":"b1","name":"bash","arguments":{"command":"rm -rf junk"}}]},
- {"content":[{"type":"text","text":"ok"}]}
+ {"content":[{"type":"text","text":"refused"}]},
+ {"content":[{"type":"toolCall","id":"b2","name":"bash","arguments":{"command":"rm -rf junk"}}]},
+ {"content":[{"type":"text","text":"removed"}]},
+ {"content":[{"type":"toolCall","id":"b3","name":"bash","arguments":{"command":"rm -rf junk2"}}]},
+ {"content":[{"type":"text","text":"removed too"}]}
 ]}`, "-e", gate)
-	junk := filepath.Join(r.proj, "junk")
-	if err := os.Mkdir(junk, 0o755); err != nil {
-		t.Fatal(err)
+	junk, junk2 := filepath.Join(r.proj, "junk"), filepath.Join(r.proj, "junk2")
+	for _, d := range []string{junk, junk2} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer := sdk.PermissionOptionId("reject-once")
+	var mu sync.Mutex
+	r.ed.mu.Lock()
+	r.ed.answer = func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		mu.Lock()
+		defer mu.Unlock()
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(answer)}
+	}
+	r.ed.mu.Unlock()
+	asked := func() []sdk.RequestPermissionRequest {
+		r.ed.mu.Lock()
+		defer r.ed.mu.Unlock()
+		return append([]sdk.RequestPermissionRequest(nil), r.ed.asked...)
 	}
 	r.initialize()
-	id := r.newSession("auto")
-	r.ed.reset()
+	id := r.newSession("") // the ask mode
+
 	if stop := r.prompt(id, "clean up"); stop != sdk.StopReasonEndTurn {
 		t.Fatalf("stopReason %s", stop)
 	}
-	ups := r.ed.snapshot()
-	if msg := text(ups, "agent_message_chunk"); !strings.Contains(msg, "cannot answer extension questions") {
-		t.Errorf("no note about the extension's question: %q", msg)
-	}
-	start, updates := toolUpdates(ups, "b1")
-	checkStatuses(t, start, updates, sdk.ToolCallStatusFailed)
 	if _, err := os.Stat(junk); err != nil {
-		t.Errorf("the blocked command ran: %v", err)
+		t.Errorf("the rejected command ran: %v", err)
+	}
+	start, updates := toolUpdates(r.ed.snapshot(), "b1")
+	checkStatuses(t, start, updates, sdk.ToolCallStatusFailed)
+	a := asked()
+	if len(a) != 1 || a[0].ToolCall.ToolCallId != "b1" || a[0].SessionId != id || !strings.Contains(contentText(a[0].ToolCall.Content), "rm -rf junk") ||
+		!strings.Contains(contentText(a[0].ToolCall.Content), "recursive forced delete") {
+		t.Fatalf("permission requests %+v", a)
+	}
+	kinds := map[sdk.PermissionOptionKind]bool{}
+	for _, o := range a[0].Options {
+		kinds[o.Kind] = true
+	}
+	if len(kinds) != 4 {
+		t.Errorf("options %+v: want allow and reject, once and always", a[0].Options)
+	}
+
+	mu.Lock()
+	answer = "allow-always"
+	mu.Unlock()
+	if stop := r.prompt(id, "again"); stop != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason %s", stop)
+	}
+	if _, err := os.Stat(junk); !os.IsNotExist(err) {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	start, updates = toolUpdates(r.ed.snapshot(), "b2")
+	checkStatuses(t, start, updates, sdk.ToolCallStatusCompleted)
+	if a := asked(); len(a) != 2 || a[1].ToolCall.ToolCallId != "b2" {
+		t.Fatalf("want one more request, for b2 (the ask mode does not ask again): %+v", a)
+	}
+
+	if stop := r.prompt(id, "and the other"); stop != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason %s", stop)
+	}
+	if _, err := os.Stat(junk2); !os.IsNotExist(err) {
+		t.Errorf("the command allowed always did not run: %v", err)
+	}
+	if a := asked(); len(a) != 2 {
+		t.Errorf("asked again after allow-always: %+v", a[2:])
 	}
 }
 
@@ -545,23 +633,15 @@ func TestUntrustedProjectNote(t *testing.T) {
 }
 
 // TestExtensionQuestionElicited: with a client that advertises form
-// elicitation, the example permission gate's confirm becomes
-// elicitation/create, and the client's yes lets the command run.
+// elicitation, an extension's confirm not tied to a tool call becomes
+// elicitation/create, and the client's yes is the extension's answer.
 func TestExtensionQuestionElicited(t *testing.T) {
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "permission-gate")
-	build := exec.Command("go", "build", "-o", gate, "../../../examples/extensions/permission-gate")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the example extension: %v\n%s", err, out)
-	}
-	r := startInProcess(t, dir, `{"turns":[
- {"content":[{"type":"toolCall","id":"b1","name":"bash","arguments":{"command":"rm -rf junk"}}]},
- {"content":[{"type":"text","text":"ok"}]}
-]}`, "-e", gate)
-	junk := filepath.Join(r.proj, "junk")
-	if err := os.Mkdir(junk, 0o755); err != nil {
+	t.Setenv("PISCES_TEST_EXTENSION", "1")
+	exe, err := os.Executable()
+	if err != nil {
 		t.Fatal(err)
 	}
+	r := startInProcess(t, "", `{"turns":[]}`, "-e", exe)
 	r.ed.mu.Lock()
 	r.ed.elicit = func(p sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
 		return sdk.UnstableCreateElicitationResponse{Accept: &sdk.UnstableCreateElicitationAccept{Action: "accept", Content: map[string]any{"confirmed": true}}}
@@ -572,23 +652,21 @@ func TestExtensionQuestionElicited(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := r.newSession("auto")
-	if stop := r.prompt(id, "clean up"); stop != sdk.StopReasonEndTurn {
+	if stop := r.prompt(id, "/ask"); stop != sdk.StopReasonEndTurn {
 		t.Fatalf("stopReason %s", stop)
 	}
+	r.ed.waitFor(t, "the extension's answer", func(ups []sdk.SessionNotification) bool {
+		return strings.Contains(text(ups, "agent_message_chunk"), "answer: confirmed=true")
+	})
 	r.ed.mu.Lock()
 	asked := append([]sdk.UnstableCreateElicitationRequest(nil), r.ed.elicited...)
 	r.ed.mu.Unlock()
-	if len(asked) != 1 || asked[0].Form == nil || !strings.Contains(asked[0].Form.Message, "rm -rf junk") {
+	if len(asked) != 1 || asked[0].Form == nil || !strings.Contains(asked[0].Form.Message, "Proceed?") {
 		t.Fatalf("elicitations %+v", asked)
 	}
 	if _, ok := asked[0].Form.RequestedSchema.Properties["confirmed"]; !ok {
 		t.Errorf("schema %+v", asked[0].Form.RequestedSchema)
 	}
-	if _, err := os.Stat(junk); !os.IsNotExist(err) {
-		t.Errorf("the confirmed command did not run: %v", err)
-	}
-	start, updates := toolUpdates(r.ed.snapshot(), "b1")
-	checkStatuses(t, start, updates, sdk.ToolCallStatusCompleted)
 }
 
 // TestPlanPromptContentAndClose: todo_write's plan becomes a plan update;

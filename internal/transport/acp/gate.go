@@ -112,8 +112,12 @@ func (as *acpSession) permit(ctx context.Context, name string, call tools.Call) 
 	mode := as.mode
 	decided, known := as.always[name]
 	d, ok := as.toolInfo[call.ID]
+	allowed := as.allowedCalls[call.ID]
+	delete(as.allowedCalls, call.ID)
 	as.mu.Unlock()
-	if mode == ModeAuto {
+	if mode == ModeAuto || allowed {
+		// Allowed already: the user answered an extension's question
+		// about this very call.
 		return true, ""
 	}
 	if known {
@@ -141,22 +145,46 @@ func (as *acpSession) permit(ctx context.Context, name string, call tools.Call) 
 			}
 		}
 	}
+	switch as.askPermission(ctx, call.ID, d, call.Args, content, "Always allow "+name, "Always reject "+name) {
+	case optAllowOnce:
+		return true, ""
+	case optAllowAlways:
+		as.mu.Lock()
+		as.always[name] = true
+		as.mu.Unlock()
+		return true, ""
+	case optRejectAlways:
+		as.mu.Lock()
+		as.always[name] = false
+		as.mu.Unlock()
+	case optRejectOnce:
+	default:
+		return false, "The tool call was cancelled."
+	}
+	return false, "The user rejected this tool call."
+}
+
+// askPermission sends session/request_permission about the announced
+// tool call id (described by d) and returns the option chosen: "" when
+// the client cancelled, failed or the call ended first. content is shown
+// with the question; always and never name the "always" options.
+func (as *acpSession) askPermission(ctx context.Context, id string, d toolDesc, args json.RawMessage, content []sdk.ToolCallContent, always, never string) string {
 	req := sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(as.id),
 		ToolCall: sdk.ToolCallUpdate{
-			ToolCallId: sdk.ToolCallId(call.ID),
+			ToolCallId: sdk.ToolCallId(id),
 			Title:      sdk.Ptr(d.title),
 			Kind:       sdk.Ptr(d.kind),
 			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
 			Locations:  d.locations,
-			RawInput:   rawJSON(call.Args),
+			RawInput:   rawJSON(args),
 			Content:    content,
 		},
 		Options: []sdk.PermissionOption{
 			{OptionId: optAllowOnce, Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
-			{OptionId: optAllowAlways, Name: "Always allow " + name, Kind: sdk.PermissionOptionKindAllowAlways},
+			{OptionId: optAllowAlways, Name: always, Kind: sdk.PermissionOptionKindAllowAlways},
 			{OptionId: optRejectOnce, Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
-			{OptionId: optRejectAlways, Name: "Always reject " + name, Kind: sdk.PermissionOptionKindRejectAlways},
+			{OptionId: optRejectAlways, Name: never, Kind: sdk.PermissionOptionKindRejectAlways},
 		},
 	}
 	type answer struct {
@@ -174,25 +202,16 @@ func (as *acpSession) permit(ctx context.Context, name string, call tools.Call) 
 	select {
 	case a = <-ch:
 	case <-ctx.Done():
-		return false, "The tool call was cancelled."
+		return ""
 	case <-as.q.stopped:
-		return false, "The tool call was cancelled."
+		return ""
 	}
 	if a.err != nil || a.resp.Outcome.Selected == nil {
-		return false, "The tool call was cancelled."
+		return ""
 	}
-	switch a.resp.Outcome.Selected.OptionId {
-	case optAllowOnce:
-		return true, ""
-	case optAllowAlways:
-		as.mu.Lock()
-		as.always[name] = true
-		as.mu.Unlock()
-		return true, ""
-	case optRejectAlways:
-		as.mu.Lock()
-		as.always[name] = false
-		as.mu.Unlock()
+	switch o := string(a.resp.Outcome.Selected.OptionId); o {
+	case optAllowOnce, optAllowAlways, optRejectOnce, optRejectAlways:
+		return o
 	}
-	return false, "The user rejected this tool call."
+	return ""
 }

@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv("PISCES_TEST_EXTENSION") != "" {
+		askExtension()
+		os.Exit(0)
+	}
 	code := m.Run()
 	testenv.Cleanup()
 	os.Exit(code)

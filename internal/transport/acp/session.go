@@ -50,8 +50,14 @@ type acpSession struct {
 	// (the prompts read before a session/cancel) end cancelled.
 	registered, cancelUpTo int
 	toolInfo               map[string]toolDesc
-	results                map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
-	detached               bool
+	// allowedCalls are the tool calls the user allowed when an
+	// extension's tool_call hook asked: the ask mode does not ask again.
+	allowedCalls map[string]bool
+	// extAlways holds "always" answers to extensions' questions about
+	// tool calls, by tool name and question title.
+	extAlways map[[2]string]bool
+	results   map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
+	detached  bool
 }
 
 // waiter is one session/prompt waiting for its turn to end.
@@ -70,11 +76,13 @@ type waiter struct {
 func newSession(s *Server, id string, live *sessions.Live, servers []*mcp.ServerConfig) *acpSession {
 	as := &acpSession{
 		srv: s, id: id, live: live, core: live.Core,
-		q:        newOutQueue(),
-		mode:     ModeAsk,
-		always:   map[string]bool{},
-		toolInfo: map[string]toolDesc{},
-		results:  map[string][]sdk.ToolCallContent{},
+		q:            newOutQueue(),
+		mode:         ModeAsk,
+		always:       map[string]bool{},
+		toolInfo:     map[string]toolDesc{},
+		allowedCalls: map[string]bool{},
+		extAlways:    map[[2]string]bool{},
+		results:      map[string][]sdk.ToolCallContent{},
 	}
 	go as.q.run()
 	as.unsub = live.Core.Subscribe(as.onEvent)
@@ -323,6 +331,7 @@ func (as *acpSession) onEvent(ev rpc.Event) {
 		diffs := as.results[e.ToolCallID]
 		delete(as.results, e.ToolCallID)
 		delete(as.toolInfo, e.ToolCallID)
+		delete(as.allowedCalls, e.ToolCallID)
 		as.mu.Unlock()
 		as.send(finalUpdate(e.ToolCallID, e.Result.Content, e.IsError, diffs))
 		if e.ToolName == "todo_write" && !e.IsError {

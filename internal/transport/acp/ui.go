@@ -23,12 +23,15 @@ type extensionUI struct{ as *acpSession }
 var _ extensions.UI = extensionUI{}
 
 func (u extensionUI) Dialog(ctx context.Context, method string, params map[string]any, timeout time.Duration) extensions.UIResponse {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if ref, ok := extensions.ToolCallOf(ctx); ok && method == "confirm" {
+		return u.as.confirmToolCall(ctx, ref, params)
+	}
 	if el := u.as.srv.clientCaps().Elicitation; el != nil && el.Form != nil {
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
 		return u.as.elicit(ctx, method, params)
 	}
 	what, _ := params["title"].(string)
@@ -150,6 +153,67 @@ func (as *acpSession) elicit(ctx context.Context, method string, params map[stri
 		if method != "confirm" {
 			return extensions.UIResponse{Value: &v}
 		}
+	}
+	return extensions.UIResponse{Cancelled: true}
+}
+
+// confirmToolCall asks an extension's confirm about a tool call (its
+// tool_call hook asks) as session/request_permission naming the announced
+// call, the question shown as its content: allow is a yes, reject a no,
+// and an "always" answer holds for the same question about the same tool
+// for the rest of the session. An allowed call is not asked about again
+// in the ask mode. A cancelled request is a cancelled dialog.
+func (as *acpSession) confirmToolCall(ctx context.Context, ref extensions.ToolCallRef, params map[string]any) extensions.UIResponse {
+	title, _ := params["title"].(string)
+	message, _ := params["message"].(string)
+	key := [2]string{ref.Name, title}
+	yes, no := true, false
+	as.mu.Lock()
+	decided, known := as.extAlways[key]
+	d, ok := as.toolInfo[ref.ID]
+	if known && decided {
+		as.allowedCalls[ref.ID] = true
+	}
+	as.mu.Unlock()
+	if known {
+		return extensions.UIResponse{Confirmed: &decided}
+	}
+	if !ok {
+		d = describeTool(ref.Name, ref.Args, as.core.Cwd())
+	}
+	question := title
+	if message != "" {
+		if question != "" {
+			question += "\n\n"
+		}
+		question += message
+	}
+	if question == "" {
+		question = "An extension asks whether " + ref.Name + " may run."
+	}
+	label := title
+	if label == "" {
+		label = ref.Name
+	}
+	content := []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(question))}
+	switch as.askPermission(ctx, ref.ID, d, ref.Args, content, "Always allow: "+oneLine(label, 80), "Always reject: "+oneLine(label, 80)) {
+	case optAllowAlways:
+		as.mu.Lock()
+		as.extAlways[key] = true
+		as.mu.Unlock()
+		fallthrough
+	case optAllowOnce:
+		as.mu.Lock()
+		as.allowedCalls[ref.ID] = true
+		as.mu.Unlock()
+		return extensions.UIResponse{Confirmed: &yes}
+	case optRejectAlways:
+		as.mu.Lock()
+		as.extAlways[key] = false
+		as.mu.Unlock()
+		return extensions.UIResponse{Confirmed: &no}
+	case optRejectOnce:
+		return extensions.UIResponse{Confirmed: &no}
 	}
 	return extensions.UIResponse{Cancelled: true}
 }
