@@ -58,6 +58,11 @@ type acpSession struct {
 	extAlways map[[2]string]bool
 	results   map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
 	detached  bool
+
+	// trustCtx bounds the trust question: it ends when the session is
+	// let go.
+	trustCtx    context.Context
+	trustCancel context.CancelFunc
 }
 
 // waiter is one session/prompt waiting for its turn to end.
@@ -84,7 +89,11 @@ func newSession(s *Server, id string, live *sessions.Live, servers []*mcp.Server
 		extAlways:    map[[2]string]bool{},
 		results:      map[string][]sdk.ToolCallContent{},
 	}
+	as.trustCtx, as.trustCancel = context.WithCancel(context.Background())
 	go as.q.run()
+	if el := s.caps.Elicitation; el != nil && el.Form != nil { // attach holds s.mu
+		live.Core.SetTrustAsk(as.askTrust)
+	}
 	as.unsub = live.Core.Subscribe(as.onEvent)
 	// The editor's servers first: the reports cover them.
 	live.Core.MCP().SetOwn(servers)
@@ -105,6 +114,8 @@ func (as *acpSession) detach() {
 	}
 	as.detached = true
 	as.mu.Unlock()
+	as.trustCancel()
+	as.core.SetTrustAsk(nil)
 	as.core.ClearQueue()
 	as.core.Abort()
 	// The editor's servers belong to this session: stopped with it.

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/pisces-agent/pisces/internal/extensions"
+	"github.com/pisces-agent/pisces/internal/resources"
 )
 
 // extensionUI is the extension UI of one session in ACP mode. The
@@ -31,7 +32,7 @@ func (u extensionUI) Dialog(ctx context.Context, method string, params map[strin
 	if ref, ok := extensions.ToolCallOf(ctx); ok && method == "confirm" {
 		return u.as.confirmToolCall(ctx, ref, params)
 	}
-	if el := u.as.srv.clientCaps().Elicitation; el != nil && el.Form != nil {
+	if u.as.srv.canElicit() {
 		return u.as.elicit(ctx, method, params)
 	}
 	what, _ := params["title"].(string)
@@ -61,16 +62,78 @@ func (as *acpSession) note(text string) {
 	as.send(sdk.UpdateAgentMessageText("\n\n> " + text + "\n\n"))
 }
 
+// canElicit reports a client that advertised form elicitation.
+func (s *Server) canElicit() bool {
+	el := s.clientCaps().Elicitation
+	return el != nil && el.Form != nil
+}
+
 // announce sends what a client learns about a session it opened: the
-// commands, and a note when the project's own resources are not loaded
-// because nobody decided to trust it.
+// commands, and, when the project has resources of its own that nobody
+// decided to trust, the trust question (a client with form elicitation)
+// or a note saying they are not loaded.
 func (as *acpSession) announce() {
 	as.announceCommands()
-	if as.srv.opts.TrustNote != nil {
-		if n := as.srv.opts.TrustNote(as.core.Cwd()); n != "" {
-			as.note(n)
-		}
+	if as.srv.opts.TrustNote == nil {
+		return
 	}
+	n := as.srv.opts.TrustNote(as.core.Cwd())
+	if n == "" {
+		return
+	}
+	if as.srv.canElicit() {
+		dir := as.core.Cwd()
+		go as.resolveTrust(dir, n)
+		return
+	}
+	as.note(n)
+}
+
+// resolveTrust asks the trust question about dir and applies the answer:
+// a yes reloads the project's settings and resources (the commands are
+// announced again); a no, or no answer, is a note saying the project's
+// resources are not loaded.
+func (as *acpSession) resolveTrust(dir, note string) {
+	d := as.core.ResolveTrustIn(as.trustCtx, dir)
+	if as.trustCtx.Err() != nil {
+		return
+	}
+	switch {
+	case d.Trusted:
+		as.announceCommands()
+	case d.Source == resources.TrustFromAnswer:
+		as.note(fmt.Sprintf("%s is not trusted: its own Pisces resources (.pisces/ and the like) are not loaded. The answer is remembered; pisces --approve started in it trusts it.", dir))
+	case d.Source == resources.TrustNoAnswer:
+		as.note(note)
+	}
+}
+
+// askTrust is the session's resources.TrustAsk with a client that
+// advertised form elicitation: the question as elicitation/create with
+// no fields, where accept trusts the project and decline does not (an
+// answer, remembered as in every mode); cancel, an error or the session
+// closing first is no answer.
+func (as *acpSession) askTrust(ctx context.Context, project string) (answer, answered bool) {
+	title, message := resources.TrustQuestion(project)
+	resp := as.srv.lw.call(ctx, "elicitation/create", elicitRequest{
+		SessionID: as.id, Mode: "form", Message: title + "\n\n" + message,
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	})
+	var r struct {
+		Result *struct {
+			Action string `json:"action"`
+		} `json:"result"`
+	}
+	if resp == nil || json.Unmarshal(resp, &r) != nil || r.Result == nil {
+		return false, false
+	}
+	switch r.Result.Action {
+	case "accept":
+		return true, true
+	case "decline":
+		return false, true
+	}
+	return false, false
 }
 
 // elicitRequest is elicitation/create in form mode, scoped to a session
