@@ -51,6 +51,7 @@ func runACP(env *environment, stdio IO) int {
 		List:    env.allSessions,
 		Models:  env.registry,
 		Ready:   env.modelReady,
+		Reload:  env.reloadModels,
 		KeyHelp: env.keyHelp(),
 		TrustNote: func(cwd string) string {
 			if _, known := env.trust.Known(cwd); known {
@@ -88,17 +89,18 @@ func runACP(env *environment, stdio IO) int {
 
 // modelReady says why no model can be called ("" when one can).
 func (env *environment) modelReady() string {
-	if env.model == nil {
+	m := env.currentModel()
+	if m == nil {
 		return "No model is available: no provider has an API key"
 	}
-	if _, ok := env.registry.Key(env.model.Provider); !ok && env.args.APIKey == "" {
-		return fmt.Sprintf("No API key for %s", env.model.Provider)
+	if _, ok := env.registry.Key(m.Provider); !ok && env.args.APIKey == "" {
+		return fmt.Sprintf("No API key for %s", m.Provider)
 	}
 	return ""
 }
 
 // keyHelp tells how to give Pisces a key.
 func (env *environment) keyHelp() string {
-	return fmt.Sprintf("Set a provider's key in the environment the editor starts Pisces with (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...), or store it in %s, then restart the agent",
+	return fmt.Sprintf("Store a provider's key in %s (pisces auth, or pi's /login) or in models.json, then sign in again: Pisces reads them again without a restart. A key in the environment the editor starts Pisces with (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...) needs the agent restarted",
 		filepath.Join(env.agentDir, "auth.json"))
 }

@@ -10,10 +10,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/ai/scripted"
+	"github.com/pisces-agent/pisces/internal/auth"
 	"github.com/pisces-agent/pisces/internal/codemode"
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/extensions"
@@ -163,6 +165,9 @@ type environment struct {
 	cwd      string
 	settings *settings.Settings
 	registry *models.Registry
+	// model is the model sessions start with; modelMu guards it where
+	// it may change after setup (ACP's authenticate: reloadModels).
+	modelMu  sync.Mutex
 	model    *ai.Model
 	thinking string
 	scoped   []*ai.Model
@@ -244,20 +249,8 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		return nil, err
 	}
 	st, cwd := env.settings, env.cwd
-	reg, errs := models.Load(models.LoadOptions{
-		AgentDir:         env.agentDir,
-		APIKeyOverride:   a.APIKey,
-		OverrideProvider: a.Provider,
-		Providers:        adapterFor,
-		Offline:          a.Offline,
-	})
-	for _, e := range errs {
-		if a.Verbose || !isMissingAdapter(e) {
-			fmt.Fprintf(stdio.Stderr, "pisces: %v\n", e)
-		}
-	}
-	env.registry = reg
-	if store := reg.Auth(); store != nil {
+	env.registry = env.loadModels(nil)
+	if store := env.registry.Auth(); store != nil {
 		// Sign in with ChatGPT, run by the login command of RPC and web
 		// clients, names the installation by the settings' deviceId.
 		store.Options().DeviceID = deviceID(env.settings)
@@ -311,14 +304,7 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		}
 	}
 	if env.model == nil && a.Session == "" && !a.Continue && !a.Resume && a.Fork == "" {
-		for _, name := range defaultProviders {
-			if p, ok := env.registry.Provider(name); ok && len(p.Models) > 0 {
-				if _, ok := env.registry.Key(name); ok {
-					env.model = p.Models[0]
-					break
-				}
-			}
-		}
+		env.model = env.firstKeyedModel()
 	}
 	if env.model != nil && a.APIKey != "" {
 		env.registry.SetAPIKeyOverride(env.model.Provider, a.APIKey)
@@ -344,6 +330,72 @@ func setup(a *Args, stdio IO) (*environment, error) {
 		return nil, usagef("settings defaultTools: %s", msg)
 	}
 	return env, nil
+}
+
+// loadModels builds the model registry: the catalogue, models.json and
+// keys in pi's order; problems go to stderr. store is the auth.json store to
+// use (nil: a new one).
+func (env *environment) loadModels(store *auth.Store) *models.Registry {
+	a := env.args
+	reg, errs := models.Load(models.LoadOptions{
+		AgentDir:         env.agentDir,
+		APIKeyOverride:   a.APIKey,
+		OverrideProvider: a.Provider,
+		Providers:        adapterFor,
+		Offline:          a.Offline,
+		Auth:             store,
+	})
+	for _, e := range errs {
+		if a.Verbose || !isMissingAdapter(e) {
+			fmt.Fprintf(env.stdio.Stderr, "pisces: %v\n", e)
+		}
+	}
+	return reg
+}
+
+// firstKeyedModel is the first model of the default providers whose key
+// resolves (nil when none does).
+func (env *environment) firstKeyedModel() *ai.Model {
+	for _, name := range defaultProviders {
+		if p, ok := env.registry.Provider(name); ok && len(p.Models) > 0 {
+			if _, ok := env.registry.Key(name); ok {
+				return p.Models[0]
+			}
+		}
+	}
+	return nil
+}
+
+// currentModel is the model new sessions start with (nil: none could be
+// chosen yet).
+func (env *environment) currentModel() *ai.Model {
+	env.modelMu.Lock()
+	defer env.modelMu.Unlock()
+	return env.model
+}
+
+// reloadModels reads models.json and auth.json again, as at start (the
+// environment is the process's own), so that a key the user set since is
+// used; when no model could be chosen at start, one is chosen now as
+// start-up does (the settings' default, else the first default provider
+// with a key).
+func (env *environment) reloadModels() {
+	env.registry.Refresh(env.loadModels(env.registry.Auth()))
+	env.modelMu.Lock()
+	defer env.modelMu.Unlock()
+	if env.model != nil {
+		return
+	}
+	if dp, dm := env.settings.DefaultProvider(), env.settings.DefaultModel(); dp != "" && dm != "" {
+		if m, ok := env.registry.Find(dp, dm); ok {
+			if _, keyed := env.registry.Key(m.Provider); keyed {
+				env.model = m
+			}
+		}
+	}
+	if env.model == nil {
+		env.model = env.firstKeyedModel()
+	}
 }
 
 // toolsWith builds the built-in tools for a directory with the shell
@@ -655,7 +707,7 @@ func (env *environment) coreOptions(p project, store *session.Session) core.Opti
 		Store:              store,
 		SessionDir:         p.sessionDir,
 		InMemory:           env.args.NoSession,
-		Model:              env.model,
+		Model:              env.currentModel(),
 		ThinkingLevel:      env.thinking,
 		ScopedModels:       env.scoped,
 		Tools:              p.tools,

@@ -93,6 +93,32 @@ func (r *Registry) Rebuild(name string) {
 	delete(r.dynamic, name)
 }
 
+// Refresh takes the providers of next, a registry Load built again (after
+// models.json or auth.json changed), in place of r's: whoever holds r sees
+// them from now on. r keeps its providers that next lacks (added after
+// Load, such as the scripted provider), its --api-key overrides and its
+// auth.json store (give Load r.Auth() as LoadOptions.Auth: one store per
+// file, whose OAuth refreshes Close waits for).
+func (r *Registry) Refresh(next *Registry) {
+	next.mu.RLock()
+	providers := make(map[string]*ProviderEntry, len(next.providers))
+	for k, v := range next.providers {
+		providers[k] = v
+	}
+	order := append([]string(nil), next.order...)
+	next.mu.RUnlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range r.order {
+		if _, ok := providers[name]; !ok {
+			providers[name] = r.providers[name]
+			order = append(order, name)
+		}
+	}
+	r.providers, r.order = providers, order
+	r.dynamic = map[string]map[string]*ai.Model{}
+}
+
 // Provider returns the provider entry by name.
 func (r *Registry) Provider(name string) (*ProviderEntry, bool) {
 	r.mu.RLock()

@@ -54,6 +54,10 @@ type Options struct {
 	// Ready says why no model can be called ("": one can): session/new,
 	// session/load and session/prompt answer auth-required until it is "".
 	Ready func() string
+	// Reload reads the keys and models again (auth.json, models.json):
+	// authenticate, and a session request while Ready says no, call it
+	// before they ask Ready again. nil: nothing to reload.
+	Reload func()
 	// KeyHelp names the variables and files that give a provider its key
 	// (the authentication method's description).
 	KeyHelp string
@@ -78,6 +82,8 @@ type Server struct {
 	conn *sdk.AgentSideConnection
 	mgr  *sessions.Manager
 	log  io.Writer
+
+	reloadMu sync.Mutex // one reload of the keys at a time
 
 	mu       sync.Mutex
 	sessions map[string]*acpSession
@@ -209,11 +215,23 @@ func invalidParams(format string, args ...any) error {
 	return sdk.NewInvalidParams(map[string]any{"details": fmt.Sprintf(format, args...)})
 }
 
+// authRequired is the auth-required error while no model can be called
+// (nil once one can). The keys are read again first when none was usable:
+// a key the user stored since counts without a restart.
 func (a agent) authRequired() error {
 	if a.s.opts.Ready == nil {
 		return nil
 	}
-	if why := a.s.opts.Ready(); why != "" {
+	why := a.s.opts.Ready()
+	if why != "" && a.s.opts.Reload != nil {
+		a.s.reloadMu.Lock()
+		if why = a.s.opts.Ready(); why != "" {
+			a.s.opts.Reload()
+			why = a.s.opts.Ready()
+		}
+		a.s.reloadMu.Unlock()
+	}
+	if why != "" {
 		return sdk.NewAuthRequired(map[string]any{"details": why + ". " + a.s.opts.KeyHelp})
 	}
 	return nil

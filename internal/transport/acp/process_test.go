@@ -184,6 +184,48 @@ func TestAuthRequired(t *testing.T) {
 	if !asRequestError(err, &re) || re.Code != -32000 {
 		t.Errorf("authenticate without a key: %v, want -32000", err)
 	}
+
+	// The user stores a key: authenticate reads it, and a session opens
+	// without a restart.
+	if err := os.WriteFile(filepath.Join(agentDir, "auth.json"), []byte(`{"anthropic": {"type": "api_key", "key": "sk-ant-test"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.conn.Authenticate(r.ctx(), sdk.AuthenticateRequest{MethodId: "api-key"}); err != nil {
+		t.Fatalf("authenticate with a key in auth.json: %v\nstderr:\n%s", err, r.stderr)
+	}
+	nr, err := r.conn.NewSession(r.ctx(), sdk.NewSessionRequest{Cwd: proj, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new after authenticate: %v\nstderr:\n%s", err, r.stderr)
+	}
+	model := ""
+	for _, o := range nr.ConfigOptions {
+		if o.Select != nil && o.Select.Id == "model" {
+			model = string(o.Select.CurrentValue)
+		}
+	}
+	if !strings.HasPrefix(model, "anthropic/") {
+		t.Errorf("the session's model is %q, want one of anthropic's (the provider whose key was stored)", model)
+	}
+}
+
+// TestKeyFromModelsJSON: a key given in models.json after start is read
+// again by session/new itself (no authenticate in between).
+func TestKeyFromModelsJSON(t *testing.T) {
+	dir := t.TempDir()
+	agentDir, proj, _ := setupDirs(t, dir, `{"turns":[]}`)
+	r := startBinary(t, dir, agentDir, proj)
+	r.initialize()
+	_, err := r.conn.NewSession(r.ctx(), sdk.NewSessionRequest{Cwd: proj, McpServers: []sdk.McpServer{}})
+	var re *sdk.RequestError
+	if !asRequestError(err, &re) || re.Code != -32000 {
+		t.Fatalf("session/new without a key: %v, want -32000", err)
+	}
+	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), []byte(`{"providers": {"openai": {"apiKey": "sk-from-models-json"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.conn.NewSession(r.ctx(), sdk.NewSessionRequest{Cwd: proj, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("session/new after the key was stored in models.json: %v\nstderr:\n%s", err, r.stderr)
+	}
 }
 
 // TestStdoutOnlyJSON checks every line the process writes on stdout is a
