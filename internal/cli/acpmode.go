@@ -38,7 +38,7 @@ func runACP(env *environment, stdio IO) int {
 		Sessions: sessions.Options{
 			Build: func(req sessions.BuildRequest) (*sessions.Built, error) {
 				id := req.Store.ID()
-				return env.buildSessionWith(req, func(ts []tools.Tool) []tools.Tool { return srv.GateTools(id, ts) }, srv.EditorFiles(id))
+				return env.buildSessionWith(req, func(ts []tools.Tool) []tools.Tool { return srv.GateTools(id, ts) }, srv.EditorFiles(id), srv.EditorTerminals(id))
 			},
 		},
 		NewStore: func(cwd string) (*session.Session, error) {

@@ -401,14 +401,15 @@ func (env *environment) reloadModels() {
 // toolsWith builds the built-in tools for a directory with the shell
 // settings of st, recording bash spill files in spills.
 func (env *environment) toolsWith(st *settings.Settings, spills *tools.SpillFiles) func(dir string) []tools.Tool {
-	return env.toolsWithFiles(st, spills, nil)
+	return env.toolsWithFiles(st, spills, nil, nil)
 }
 
 // toolsWithFiles is toolsWith with the text files of read, edit and write
-// served by files (nil: the disk).
-func (env *environment) toolsWithFiles(st *settings.Settings, spills *tools.SpillFiles, files *tools.TextFiles) func(dir string) []tools.Tool {
+// served by files (nil: the disk) and bash's commands run by commands
+// (nil: as children of Pisces).
+func (env *environment) toolsWithFiles(st *settings.Settings, spills *tools.SpillFiles, files *tools.TextFiles, commands tools.CommandRunner) func(dir string) []tools.Tool {
 	return func(dir string) []tools.Tool {
-		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: spills, Files: files})
+		return tools.All(tools.Env{Cwd: dir, ShellPath: st.ShellPath(), ShellCommandPrefix: st.ShellCommandPrefix(), AgentDir: env.agentDir, Spills: spills, Files: files, Commands: commands})
 	}
 }
 

@@ -179,14 +179,15 @@ func webToken(a *Args) (string, error) {
 // under its trust decision (a project nothing has decided yet starts
 // untrusted and is asked about in the page).
 func (env *environment) buildSession(req sessions.BuildRequest) (*sessions.Built, error) {
-	return env.buildSessionWith(req, nil, nil)
+	return env.buildSessionWith(req, nil, nil, nil)
 }
 
 // buildSessionWith is buildSession with the session's built-in tools
-// passed through wrap (nil: as they are) and their text files served by
-// files (nil: the disk); ACP mode puts its permission gate and the
-// editor's files there.
-func (env *environment) buildSessionWith(req sessions.BuildRequest, wrap func([]tools.Tool) []tools.Tool, files *tools.TextFiles) (*sessions.Built, error) {
+// passed through wrap (nil: as they are), their text files served by
+// files (nil: the disk) and bash's commands run by commands (nil: by
+// Pisces); ACP mode puts its permission gate, the editor's files and its
+// terminals there.
+func (env *environment) buildSessionWith(req sessions.BuildRequest, wrap func([]tools.Tool) []tools.Tool, files *tools.TextFiles, commands tools.CommandRunner) (*sessions.Built, error) {
 	cwd := req.Store.Cwd()
 	if cwd == "" {
 		cwd = env.cwd
@@ -216,7 +217,7 @@ func (env *environment) buildSessionWith(req sessions.BuildRequest, wrap func([]
 	}
 	// Each session has its own bash spill files, deleted when it closes.
 	spills := &tools.SpillFiles{}
-	toolsFor := env.toolsWithFiles(st, spills, files)
+	toolsFor := env.toolsWithFiles(st, spills, files, commands)
 	if wrap != nil {
 		plain := toolsFor
 		toolsFor = func(dir string) []tools.Tool { return wrap(plain(dir)) }

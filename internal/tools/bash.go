@@ -59,7 +59,9 @@ func (t *bashTool) Execute(ctx context.Context, call Call) (Result, error) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	onData := sink.write
-	if call.OnUpdate != nil {
+	// A command run by a CommandRunner is shown by the runner (an
+	// editor's terminal); its output comes at the end.
+	if call.OnUpdate != nil && t.env.Commands == nil {
 		// The first output goes out at once, from the goroutine that
 		// reads it, so a command that prints once gets exactly one
 		// update, before its result, however busy the machine; later
@@ -107,7 +109,13 @@ func (t *bashTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if hasTimeout {
 		dur = time.Duration(timeout * float64(time.Second))
 	}
-	run, runErr := runShell(ctx, t.env, withPrefix(t.env, command), dur, onData)
+	var run shellRun
+	var runErr error
+	if t.env.Commands != nil {
+		run, runErr = runRemote(ctx, t.env, call.ID, withPrefix(t.env, command), dur, onData)
+	} else {
+		run, runErr = runShell(ctx, t.env, withPrefix(t.env, command), dur, onData)
+	}
 	close(stop)
 	wg.Wait()
 	if runErr != nil {

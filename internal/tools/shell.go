@@ -187,6 +187,55 @@ func runShell(ctx context.Context, env Env, command string, timeout time.Duratio
 	return run, nil
 }
 
+// runRemote is runShell through env.Commands: `shell -c command` in
+// env.Cwd with the variables bash adds to the environment (<AgentDir>/bin
+// on PATH, ExtraEnv); cancelling ctx or reaching timeout (0 = none) kills
+// the command. Its output reaches onData once it has ended.
+func runRemote(ctx context.Context, env Env, callID, command string, timeout time.Duration, onData func([]byte)) (shellRun, error) {
+	cwd := env.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return shellRun{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", cwd)
+	}
+	shell, err := resolveShell(env)
+	if err != nil {
+		return shellRun{}, err
+	}
+	own := map[string]bool{}
+	for _, kv := range os.Environ() {
+		own[kv] = true
+	}
+	var extra []string
+	for _, kv := range shellEnv(env) {
+		if !own[kv] {
+			extra = append(extra, kv)
+		}
+	}
+	rctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	out, code, err := env.Commands.RunCommand(rctx, callID, RemoteCommand{Shell: shell, Args: []string{"-c", command}, Cwd: cwd, Env: extra})
+	var run shellRun
+	switch {
+	case ctx.Err() != nil:
+		run.aborted = true
+	case rctx.Err() != nil:
+		run.timedOut = true
+	case err != nil:
+		return shellRun{}, err
+	}
+	if out != "" {
+		onData([]byte(out))
+	}
+	run.exitCode = code
+	return run, nil
+}
+
 // outputSink keeps the tail of a command's output, counts its lines and
 // spills it to a temp file (see spillFile) once it grows past
 // DEFAULT_MAX_BYTES.

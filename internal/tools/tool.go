@@ -69,6 +69,29 @@ type Env struct {
 	// work on instead of the disk (an editor whose unsaved buffers are
 	// the truth); nil: the disk.
 	Files *TextFiles
+	// Commands, when set, runs bash's commands in Pisces' place (an
+	// editor's terminals); nil: bash runs them as its own children.
+	Commands CommandRunner
+}
+
+// CommandRunner runs bash's commands somewhere other than in a child
+// process of Pisces: an ACP editor's terminals.
+type CommandRunner interface {
+	// RunCommand runs the command for the tool call callID and returns
+	// once it has ended, with its output (stdout and stderr; the runner
+	// may cut it at the start) and exit code (-1 when a signal ended
+	// it). When ctx ends first, the command is killed and RunCommand
+	// returns what it printed. An error means it could not be run.
+	RunCommand(ctx context.Context, callID string, c RemoteCommand) (output string, exitCode int, err error)
+}
+
+// RemoteCommand is a command a CommandRunner runs: Shell with Args, in
+// Cwd, with Env (KEY=VALUE) set on top of the runner's environment.
+type RemoteCommand struct {
+	Shell string
+	Args  []string
+	Cwd   string
+	Env   []string
 }
 
 // TextFiles is where the text tools read and write text files when the

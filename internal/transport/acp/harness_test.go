@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -63,6 +64,10 @@ type editor struct {
 	// elicit answers elicitation/create (nil: the method is unknown).
 	elicit   func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
 	elicited []sdk.UnstableCreateElicitationRequest
+	// terms, when set, are the editor's terminals (terminal/*: real
+	// processes); termLog records the calls ("create term-1", ...).
+	terms   map[string]*term
+	termLog []string
 }
 
 func (e *editor) UnstableCreateElicitation(_ context.Context, p sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error) {
@@ -129,24 +134,117 @@ func (e *editor) WriteTextFile(_ context.Context, p sdk.WriteTextFileRequest) (s
 	return sdk.WriteTextFileResponse{}, nil
 }
 
-func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+// term is one of the editor's terminals: a real process whose output it
+// keeps.
+type term struct {
+	req    sdk.CreateTerminalRequest
+	cmd    *exec.Cmd
+	out    *testenv.LockedBuffer
+	done   chan struct{} // closed when the process has been waited for
+	killed bool
 }
 
-func (e *editor) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+func (e *editor) term(id string) (*term, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.terms == nil {
+		return nil, sdk.NewMethodNotFound("terminal")
+	}
+	t := e.terms[id]
+	if t == nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"terminalId": id})
+	}
+	return t, nil
 }
 
-func (e *editor) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+func (e *editor) CreateTerminal(_ context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.terms == nil {
+		return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+	}
+	t := &term{req: p, cmd: exec.Command(p.Command, p.Args...), out: &testenv.LockedBuffer{}, done: make(chan struct{})}
+	if p.Cwd != nil {
+		t.cmd.Dir = *p.Cwd
+	}
+	t.cmd.Env = os.Environ()
+	for _, v := range p.Env {
+		t.cmd.Env = append(t.cmd.Env, v.Name+"="+v.Value)
+	}
+	t.cmd.Stdout, t.cmd.Stderr = t.out, t.out
+	if err := t.cmd.Start(); err != nil {
+		return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	go func() {
+		_ = t.cmd.Wait()
+		close(t.done)
+	}()
+	id := fmt.Sprintf("term-%d", len(e.terms)+1)
+	e.terms[id] = t
+	e.termLog = append(e.termLog, "create "+id)
+	e.notify()
+	return sdk.CreateTerminalResponse{TerminalId: id}, nil
 }
 
-func (e *editor) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+func (e *editor) logTerm(what string) {
+	e.mu.Lock()
+	e.termLog = append(e.termLog, what)
+	e.notify()
+	e.mu.Unlock()
 }
 
-func (e *editor) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+func (e *editor) KillTerminal(_ context.Context, p sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	t, err := e.term(p.TerminalId)
+	if err != nil {
+		return sdk.KillTerminalResponse{}, err
+	}
+	e.mu.Lock()
+	t.killed = true
+	e.mu.Unlock()
+	_ = t.cmd.Process.Kill()
+	e.logTerm("kill " + p.TerminalId)
+	return sdk.KillTerminalResponse{}, nil
+}
+
+func (e *editor) TerminalOutput(_ context.Context, p sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	t, err := e.term(p.TerminalId)
+	if err != nil {
+		return sdk.TerminalOutputResponse{}, err
+	}
+	resp := sdk.TerminalOutputResponse{Output: t.out.String()}
+	select {
+	case <-t.done:
+		resp.ExitStatus = &sdk.TerminalExitStatus{ExitCode: sdk.Ptr(t.cmd.ProcessState.ExitCode())}
+	default:
+	}
+	e.logTerm("output " + p.TerminalId)
+	return resp, nil
+}
+
+func (e *editor) ReleaseTerminal(_ context.Context, p sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	t, err := e.term(p.TerminalId)
+	if err != nil {
+		return sdk.ReleaseTerminalResponse{}, err
+	}
+	_ = t.cmd.Process.Kill()
+	e.logTerm("release " + p.TerminalId)
+	return sdk.ReleaseTerminalResponse{}, nil
+}
+
+func (e *editor) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	t, err := e.term(p.TerminalId)
+	if err != nil {
+		return sdk.WaitForTerminalExitResponse{}, err
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		return sdk.WaitForTerminalExitResponse{}, ctx.Err()
+	}
+	if code := t.cmd.ProcessState.ExitCode(); code >= 0 {
+		return sdk.WaitForTerminalExitResponse{ExitCode: sdk.Ptr(code)}, nil
+	}
+	return sdk.WaitForTerminalExitResponse{Signal: sdk.Ptr("SIGKILL")}, nil
 }
 
 // waitFor waits until cond holds for the updates so far and returns them.

@@ -59,10 +59,13 @@ type acpSession struct {
 	results   map[string][]sdk.ToolCallContent // diffs of edit and write, by tool call
 	detached  bool
 
-	// trustCtx bounds the trust question: it ends when the session is
-	// let go.
-	trustCtx    context.Context
-	trustCancel context.CancelFunc
+	// life ends when the session is let go: it bounds the trust
+	// question.
+	life    context.Context
+	endLife context.CancelFunc
+	// terminals are the editor's terminals of running bash calls, by
+	// tool call.
+	terminals map[string]string
 }
 
 // waiter is one session/prompt waiting for its turn to end.
@@ -87,9 +90,10 @@ func newSession(s *Server, id string, live *sessions.Live, servers []*mcp.Server
 		toolInfo:     map[string]toolDesc{},
 		allowedCalls: map[string]bool{},
 		extAlways:    map[[2]string]bool{},
+		terminals:    map[string]string{},
 		results:      map[string][]sdk.ToolCallContent{},
 	}
-	as.trustCtx, as.trustCancel = context.WithCancel(context.Background())
+	as.life, as.endLife = context.WithCancel(context.Background())
 	go as.q.run()
 	if el := s.caps.Elicitation; el != nil && el.Form != nil { // attach holds s.mu
 		live.Core.SetTrustAsk(as.askTrust)
@@ -114,7 +118,7 @@ func (as *acpSession) detach() {
 	}
 	as.detached = true
 	as.mu.Unlock()
-	as.trustCancel()
+	as.endLife()
 	as.core.SetTrustAsk(nil)
 	as.core.ClearQueue()
 	as.core.Abort()
@@ -333,7 +337,10 @@ func (as *acpSession) onEvent(ev rpc.Event) {
 		as.mu.Unlock()
 		as.send(d.start(e.ToolCallID, sdk.ToolCallStatusPending, e.Args, nil))
 	case *rpc.ToolExecutionUpdateEvent:
-		if txt := textOf(e.PartialResult.Content); txt != "" {
+		as.mu.Lock()
+		_, inTerminal := as.terminals[e.ToolCallID]
+		as.mu.Unlock()
+		if txt := textOf(e.PartialResult.Content); txt != "" && !inTerminal {
 			as.send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID),
 				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(txt))})))
 		}
@@ -341,10 +348,17 @@ func (as *acpSession) onEvent(ev rpc.Event) {
 		as.mu.Lock()
 		diffs := as.results[e.ToolCallID]
 		delete(as.results, e.ToolCallID)
+		term, inTerminal := as.terminals[e.ToolCallID]
+		delete(as.terminals, e.ToolCallID)
 		delete(as.toolInfo, e.ToolCallID)
 		delete(as.allowedCalls, e.ToolCallID)
 		as.mu.Unlock()
-		as.send(finalUpdate(e.ToolCallID, e.Result.Content, e.IsError, diffs))
+		if inTerminal {
+			// The editor shows the command's output in its terminal.
+			as.send(finalUpdate(e.ToolCallID, nil, e.IsError, []sdk.ToolCallContent{sdk.ToolTerminalRef(term)}))
+		} else {
+			as.send(finalUpdate(e.ToolCallID, e.Result.Content, e.IsError, diffs))
+		}
 		if e.ToolName == "todo_write" && !e.IsError {
 			if plan, ok := planOf(e.Result.Details); ok {
 				as.send(plan)

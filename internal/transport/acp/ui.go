@@ -94,8 +94,8 @@ func (as *acpSession) announce() {
 // announced again); a no, or no answer, is a note saying the project's
 // resources are not loaded.
 func (as *acpSession) resolveTrust(dir, note string) {
-	d := as.core.ResolveTrustIn(as.trustCtx, dir)
-	if as.trustCtx.Err() != nil {
+	d := as.core.ResolveTrustIn(as.life, dir)
+	if as.life.Err() != nil {
 		return
 	}
 	switch {
