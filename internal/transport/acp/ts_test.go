@@ -18,7 +18,8 @@ const sdkPackage = "@agentclientprotocol/sdk@2.4.0"
 // TestTypeScriptSDKEditor drives the pisces binary with the official
 // TypeScript SDK as the editor (testdata/ts_editor.mjs): initialize, new,
 // a prompt whose tool call asks permission, a config change, a cancelled
-// prompt, then session/load in a new process. That SDK drops updates that
+// prompt, then session/load in a new process, and in a third the editor's
+// MCP server and terminals. That SDK drops updates that
 // do not validate against the schema without a word, so the script
 // compares the updates on the wire with those the SDK delivered.
 func TestTypeScriptSDKEditor(t *testing.T) {
@@ -46,9 +47,20 @@ func TestTypeScriptSDKEditor(t *testing.T) {
 	if err := os.WriteFile(script2, []byte(`{"turns":[{"content":[{"type":"text","text":"yes"}]}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	script3 := filepath.Join(dir, "script3.json")
+	if err := os.WriteFile(script3, []byte(`{"turns":[
+ {"content":[{"type":"toolCall","id":"m1","name":"mcp__ed__echo","arguments":{"message":"from the editor"}},{"type":"toolCall","id":"t1","name":"bash","arguments":{"command":"echo in the terminal"}}]},
+ {"content":[{"type":"text","text":"both done"}]}
+]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "ts_editor.mjs"), entry, bin, agentDir, proj, script1, script2)
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "ts_editor.mjs"), entry, bin, agentDir, proj, script1, script2, script3, exe)
 	cmd.Env = cleanEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

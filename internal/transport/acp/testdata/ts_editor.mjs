@@ -1,7 +1,10 @@
 // An editor built on the official TypeScript ACP SDK drives pisces --mode acp.
 //
-//   node ts_editor.mjs SDK_ENTRY PISCES AGENT_DIR PROJECT SCRIPT1 SCRIPT2
+//   node ts_editor.mjs SDK_ENTRY PISCES AGENT_DIR PROJECT SCRIPT1 SCRIPT2 SCRIPT3 MCP_SERVER
 //
+// MCP_SERVER is an MCP server speaking stdio when PISCES_TEST_MCP_SERVER=1
+// is set (the Go test binary); the third process gives it as the editor's
+// server and runs bash in the editor's terminals.
 // SDK_ENTRY is the SDK's stable entry file (dist/v1/stable/acp.js). The SDK
 // validates every incoming session/update and session/request_permission
 // and silently drops the invalid ones, so every session/update seen on the
@@ -14,7 +17,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Writable } from "node:stream";
 
-const [sdkEntry, pisces, agentDir, project, script1, script2] = process.argv.slice(2);
+const [sdkEntry, pisces, agentDir, project, script1, script2, script3, mcpServer] = process.argv.slice(2);
 const { client, ndJsonStream } = await import(pathToFileURL(sdkEntry).href);
 
 const failures = [];
@@ -50,6 +53,14 @@ function start(script, permission) {
   child.stdout.on("end", () => controller.close());
   const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
   const asked = [];
+  // The editor's terminals: real processes, their output kept.
+  const terms = new Map();
+  const termCalls = [];
+  const term = (id) => {
+    const t = terms.get(id);
+    if (!t) throw new Error(`unknown terminal ${id}`);
+    return t;
+  };
   const app = client()
     .onNotification("session/update", ({ params }) => {
       delivered.push(params);
@@ -57,9 +68,46 @@ function start(script, permission) {
     .onRequest("session/request_permission", ({ params }) => {
       asked.push(params);
       return { outcome: { outcome: "selected", optionId: permission } };
+    })
+    .onRequest("terminal/create", ({ params }) => {
+      const id = `term-${terms.size + 1}`;
+      const env = { ...process.env };
+      for (const v of params.env ?? []) env[v.name] = v.value;
+      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env });
+      const t = { out: "", exit: null, proc };
+      proc.stdout.on("data", (d) => { t.out += d; });
+      proc.stderr.on("data", (d) => { t.out += d; });
+      t.done = new Promise((resolve) => proc.on("close", (code, signal) => {
+        t.exit = { exitCode: code, signal: signal };
+        resolve();
+      }));
+      terms.set(id, t);
+      termCalls.push(`create ${id}`);
+      return { terminalId: id };
+    })
+    .onRequest("terminal/wait_for_exit", async ({ params }) => {
+      const t = term(params.terminalId);
+      await t.done;
+      return t.exit;
+    })
+    .onRequest("terminal/output", ({ params }) => {
+      const t = term(params.terminalId);
+      termCalls.push(`output ${params.terminalId}`);
+      return { output: t.out, truncated: false, exitStatus: t.exit };
+    })
+    .onRequest("terminal/kill", ({ params }) => {
+      term(params.terminalId).proc.kill("SIGKILL");
+      termCalls.push(`kill ${params.terminalId}`);
+      return {};
+    })
+    .onRequest("terminal/release", ({ params }) => {
+      const t = term(params.terminalId);
+      if (!t.exit) t.proc.kill("SIGKILL");
+      termCalls.push(`release ${params.terminalId}`);
+      return {};
     });
   const conn = app.connect(ndJsonStream(Writable.toWeb(child.stdin), input));
-  return { child, conn, cx: conn.agent, wire, delivered, asked, exited };
+  return { child, conn, cx: conn.agent, wire, delivered, asked, exited, termCalls };
 }
 
 // canonical is v as JSON with the keys of every object sorted (the SDK's
@@ -161,6 +209,33 @@ try {
   step = "the second process exiting";
   p2.child.stdin.end();
   await Promise.race([p2.exited, deadline(60000, "the second process to exit")]);
+
+  // Third process: the editor's MCP server and its terminals.
+  step = "third process: initialize, session/new with an MCP server";
+  const p3 = start(script3, "allow-once");
+  const init3 = await p3.cx.request("initialize", { protocolVersion: 1, clientCapabilities: { terminal: true } });
+  if (init3.agentCapabilities?.mcpCapabilities?.http !== true) fail(`mcpCapabilities: ${JSON.stringify(init3.agentCapabilities)}`);
+  const s3 = await p3.cx.request("session/new", {
+    cwd: project,
+    mcpServers: [{ name: "ed", command: mcpServer, args: [], env: [{ name: "PISCES_TEST_MCP_SERVER", value: "1" }] }],
+  });
+  step = "the prompt using the MCP server and a terminal";
+  const third = await p3.cx.request("session/prompt", { sessionId: s3.sessionId, prompt: [{ type: "text", text: "use them" }] });
+  if (third.stopReason !== "end_turn") fail(`third prompt: ${JSON.stringify(third)}`);
+  const updatesOf = (id) => p3.delivered.filter((u) => u.update.toolCallId === id).map((u) => u.update);
+  const mcpText = updatesOf("m1").flatMap((u) => u.content ?? []).map((c) => c.content?.text ?? "").join("");
+  if (!mcpText.includes("Echo: from the editor")) fail(`the MCP tool's content: ${JSON.stringify(updatesOf("m1"))}`);
+  const termUpdates = updatesOf("t1");
+  const last3 = termUpdates[termUpdates.length - 1];
+  if (last3?.status !== "completed" || last3.content?.[0]?.type !== "terminal" || last3.content[0].terminalId !== "term-1") {
+    fail(`the terminal call's updates: ${JSON.stringify(termUpdates)}`);
+  }
+  if (p3.termCalls.join(",") !== "create term-1,output term-1,release term-1") fail(`terminal calls: ${p3.termCalls}`);
+  compare(p3, "third process");
+  report.thirdUpdates = p3.wire.length;
+  step = "the third process exiting";
+  p3.child.stdin.end();
+  await Promise.race([p3.exited, deadline(60000, "the third process to exit")]);
 } catch (e) {
   fail(String(e?.stack ?? e));
 }
