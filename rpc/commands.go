@@ -285,6 +285,8 @@ type SessionState struct {
 	TodoPhases json.RawMessage `json:"todoPhases"`
 	// IsSettled (oh-my-pi's wire only): no run, nothing queued.
 	IsSettled *bool `json:"isSettled,omitempty"`
+	// OMPState holds the members only oh-my-pi's wire sends.
+	*OMPState
 }
 
 // MessagesData is get_messages' data.

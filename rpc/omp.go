@@ -1,6 +1,10 @@
 package rpc
 
-import "github.com/pisces-agent/pisces/internal/ai"
+import (
+	"encoding/json"
+
+	"github.com/pisces-agent/pisces/internal/ai"
+)
 
 // oh-my-pi's wire (docs/rpc.md, "oh-my-pi's wire"): the commands, frames and
 // fields its typed RpcClient uses. A connection gets them after
@@ -137,6 +141,45 @@ type MessagesPageData struct {
 	Messages      ai.Messages `json:"messages"`
 	NextCursor    string      `json:"nextCursor,omitempty"`
 	TotalMessages int         `json:"totalMessages"`
+}
+
+// OMPState is what get_state adds on oh-my-pi's wire (oh-my-pi's
+// RpcSessionState).
+type OMPState struct {
+	// FastModeEnabled: the client asked for fast mode (set_fast_mode) for
+	// the current model's provider; FastModeActive: the next model call
+	// is made with it.
+	FastModeEnabled bool `json:"fastModeEnabled"`
+	FastModeActive  bool `json:"fastModeActive"`
+	// TokensPerSecond is the output rate of the last model response
+	// (output tokens over its duration); null when there is none or it
+	// reported no output tokens.
+	TokensPerSecond *float64 `json:"tokensPerSecond"`
+	// HasPendingAsyncWork: work outside a run's own turns is under way or
+	// waiting (the task tool's subagents, a compaction, queued messages).
+	HasPendingAsyncWork bool `json:"hasPendingAsyncWork"`
+	// SystemPrompt is the system prompt of the next model call, one
+	// string per section.
+	SystemPrompt []string `json:"systemPrompt"`
+	// DumpTools are the tools the next model call declares.
+	DumpTools []DumpTool `json:"dumpTools"`
+	// ContextUsage is how full the context window is; absent until a
+	// response reported usage (and right after a compaction).
+	ContextUsage *OMPContextUsage `json:"contextUsage,omitempty"`
+}
+
+// DumpTool is one tool as get_state's dumpTools lists it.
+type DumpTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// OMPContextUsage is get_state's contextUsage on oh-my-pi's wire.
+type OMPContextUsage struct {
+	Tokens        int64   `json:"tokens"`
+	ContextWindow int     `json:"contextWindow"`
+	Percent       float64 `json:"percent"`
 }
 
 // PromptResultEvent reports how the work of one accepted prompt or

@@ -148,6 +148,7 @@ type Tool struct {
 	next      int
 	artifacts string
 	stats     SubagentStats
+	running   int // subagents started and not yet resolved
 
 	emitMu sync.Mutex
 }
@@ -208,6 +209,14 @@ const parametersSchema = `{"type":"object","properties":{` +
 	`"maxRetries":{"type":"number","minimum":0,"description":"Repair attempts after a failed verification"},` +
 	`"onFailure":{"type":"string","enum":["return_failure","discard_patch","retry_once"]}}}]}},` +
 	`"required":["agent","tasks"]}`
+
+// Running returns how many subagents are under way (started and not yet
+// resolved).
+func (t *Tool) Running() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.running
+}
 
 // Stats returns the totals of every subagent run so far.
 func (t *Tool) Stats() SubagentStats {
@@ -682,6 +691,9 @@ func (b *batch) runItem(ctx context.Context, i int) (res ItemResult) {
 		wt.remove() // also after a failure or panic; a no-op when done already
 		res.DurationMs = time.Since(start).Milliseconds()
 		if started {
+			b.t.mu.Lock()
+			b.t.running--
+			b.t.mu.Unlock()
 			b.t.emit(&SubagentEndEvent{ID: res.ID, Agent: res.Agent, ExitCode: res.ExitCode,
 				Verification: res.Verification, ParentToolCallID: spec.ParentToolCallID})
 		}
@@ -711,6 +723,7 @@ func (b *batch) runItem(ctx context.Context, i int) (res ItemResult) {
 	b.taskCtl.AddSubagent()
 	b.t.mu.Lock()
 	b.t.stats.Count++
+	b.t.running++
 	b.t.mu.Unlock()
 	b.setProgress(i, "running")
 	b.t.emit(&SubagentStartEvent{ID: spec.ID, Agent: spec.Agent.Name, Isolated: spec.Isolated, ParentToolCallID: spec.ParentToolCallID})

@@ -305,7 +305,8 @@ func (c *Client) SetSessionName(ctx context.Context, name string) error {
 // is sent until the next agent_settled (included), or on oh-my-pi's wire
 // (after NegotiateProtocol) until the prompt's own prompt_result
 // (included). When the prompt is handled without a run (an extension
-// command), it returns at once. On
+// command), it returns at once (on oh-my-pi's wire with that prompt_result).
+// On
 // error (a failed prompt, ctx done, the connection ending) it returns the
 // events collected so far with the error. The default timeout (WithTimeout)
 // bounds the whole run when ctx has no deadline. The events are also
@@ -371,10 +372,14 @@ func (c *Client) waitPromptResult(ctx context.Context, sub *subscriber, id strin
 		for _, ev := range evs {
 			out = append(out, ev)
 			if ev.Type == rpc.EventPromptResult {
-				var r struct {
-					ID string `json:"id"`
-				}
+				var r rpc.PromptResultEvent
 				if json.Unmarshal(ev.Raw, &r) == nil && r.ID == id {
+					// A prompt that could not start (its second, failed
+					// response came just before) is an error; a run that
+					// failed is not (its messages say so).
+					if !r.AgentInvoked && r.Status == rpc.PromptError && r.Error != nil {
+						return out, fmt.Errorf("pisces rpc: prompt failed: %s", r.Error.Message)
+					}
 					return out, nil
 				}
 			}

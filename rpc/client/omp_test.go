@@ -252,3 +252,36 @@ func TestOMPOpenSession(t *testing.T) {
 		t.Fatalf("%d messages after going back", got)
 	}
 }
+
+// TestOMPPromptRefused: on oh-my-pi's wire a prompt is answered before it
+// is tried; one that cannot start (a run is going on and it has no
+// streamingBehavior) then gets a failed response and prompt_result
+// {agentInvoked:false, status:"error"}, and PromptAndWait returns that
+// error.
+func TestOMPPromptRefused(t *testing.T) {
+	c := start(t, `{"turns":[{"content":[{"type":"text","text":"busy"}],"hang":true}]}`, true, "--no-tools")
+	ctx := ctxFor(t)
+	if _, err := c.NegotiateProtocol(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sub := c.Events()
+	if _, err := c.Prompt(ctx, "start"); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range sub {
+		if ev.Type == rpc.EventMessageUpdate {
+			break
+		}
+	}
+	evs, err := c.PromptAndWait(ctx, "refused")
+	if err == nil || !strings.Contains(err.Error(), "already processing") {
+		t.Fatalf("PromptAndWait during a run: %v", err)
+	}
+	last, derr := client.DecodeAs[*rpc.PromptResultEvent](evs[len(evs)-1])
+	if derr != nil || last.AgentInvoked || last.Status != rpc.PromptError || last.Error == nil || last.Error.Retryable {
+		t.Fatalf("last event %s: %+v (%v)", evs[len(evs)-1].Type, last, derr)
+	}
+	if err := c.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

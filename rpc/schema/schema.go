@@ -441,7 +441,7 @@ func (g *generator) structSchema(defName string, t reflect.Type, consts map[stri
 	}
 	props := newObj()
 	var required []string
-	g.fields(defName, t, consts, props, &required)
+	g.fields(defName, t, consts, props, &required, false)
 	s := newObj("type", "object", "properties", props)
 	if len(required) > 0 {
 		s.set("required", required)
@@ -449,7 +449,9 @@ func (g *generator) structSchema(defName string, t reflect.Type, consts map[stri
 	return s
 }
 
-func (g *generator) fields(defName string, t reflect.Type, consts map[string]any, props *obj, required *[]string) {
+// fields describes t's members; optional: none of them is required (the
+// members of an embedded pointer, sent only when it is set).
+func (g *generator) fields(defName string, t reflect.Type, consts map[string]any, props *obj, required *[]string, optional bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -459,11 +461,12 @@ func (g *generator) fields(defName string, t reflect.Type, consts map[string]any
 		name, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" {
 			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
+			ptr := ft.Kind() == reflect.Pointer
+			if ptr {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				g.fields(defName, ft, consts, props, required)
+				g.fields(defName, ft, consts, props, required, optional || ptr)
 				continue
 			}
 		}
@@ -486,7 +489,7 @@ func (g *generator) fields(defName string, t reflect.Type, consts map[string]any
 			}
 		}
 		props.set(name, s)
-		if !omitempty {
+		if !omitempty && !optional {
 			*required = append(*required, name)
 		}
 	}

@@ -225,9 +225,12 @@ func (s *call) prompt(line []byte) (any, error) {
 		return nil, errAnswered
 	}
 	if s.omp.Load() {
+		// oh-my-pi answers before trying the prompt; one that cannot start
+		// gets a second, failed response and its prompt_result.
+		s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true})
 		accepted := func(d string) { s.ompAccepted(c.ID, c.Type, d) }
 		if _, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, accepted); err != nil {
-			return nil, err
+			s.ompFailed(c.ID, c.Type, err)
 		}
 		return nil, errAnswered
 	}
@@ -292,18 +295,22 @@ func (s *call) abortAndPrompt(line []byte) (any, error) {
 		}
 		return nil, errAnswered
 	}
-	accepted := s.acceptedResponse(c.ID, c.Type)
 	if s.omp.Load() {
+		// Answered before the prompt is tried, as prompt is (above).
+		s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true})
 		release := s.holdSettled()
 		done := false
-		accepted = func(d string) { done = true; s.ompAccepted(c.ID, c.Type, d) }
-		defer func() {
-			if !done {
-				release()
-			}
-		}()
+		accepted := func(d string) { done = true; s.ompAccepted(c.ID, c.Type, d) }
+		_, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), accepted)
+		if err != nil {
+			s.ompFailed(c.ID, c.Type, err)
+		}
+		if !done {
+			release()
+		}
+		return nil, errAnswered
 	}
-	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), accepted); err != nil {
+	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), s.acceptedResponse(c.ID, c.Type)); err != nil {
 		return nil, err
 	}
 	return nil, errAnswered
@@ -359,7 +366,28 @@ func (s *call) getState([]byte) (any, error) {
 		QueueMode:             st.SteeringMode,
 		TodoPhases:            jsonx.MustMarshal(s.todoPhases()),
 		IsSettled:             s.isSettled(st),
+		OMPState:              s.ompState(),
 	}, nil
+}
+
+// ompState is what get_state adds on oh-my-pi's wire (nil elsewhere).
+func (s *call) ompState() *rpc.OMPState {
+	if !s.omp.Load() {
+		return nil
+	}
+	o := &rpc.OMPState{HasPendingAsyncWork: s.sess.HasPendingAsyncWork(), DumpTools: []rpc.DumpTool{}}
+	if r, ok := s.sess.TokensPerSecond(); ok {
+		o.TokensPerSecond = &r
+	}
+	sections, active := s.sess.PromptView()
+	o.SystemPrompt = sections
+	for _, t := range active {
+		o.DumpTools = append(o.DumpTools, rpc.DumpTool{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+	if u := s.sess.ContextUsage(); u.Known {
+		o.ContextUsage = &rpc.OMPContextUsage{Tokens: u.Tokens, ContextWindow: u.ContextWindow, Percent: u.Percent}
+	}
+	return o
 }
 
 // isSettled is get_state's isSettled on oh-my-pi's wire (nil elsewhere):

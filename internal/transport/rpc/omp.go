@@ -197,8 +197,9 @@ func (s *Server) promptResult(id string, invoked bool, o promptOutcome, settled 
 	s.queueEvent(&rpc.PromptResultEvent{Type: rpc.EventPromptResult, ID: id, AgentInvoked: invoked, Status: o.status, Error: o.err, SessionSettled: settled})
 }
 
-// ompAccepted answers a prompt the core accepted and opens its ticket. It
-// runs before the run it starts emits anything.
+// ompAccepted opens the ticket of a prompt the core accepted (its response
+// was written before the prompt was tried, as oh-my-pi answers). It runs
+// before the run it starts emits anything.
 func (s *Server) ompAccepted(id, cmd, disposition string) {
 	st := &s.ompSt
 	st.mu.Lock()
@@ -208,12 +209,10 @@ func (s *Server) ompAccepted(id, cmd, disposition string) {
 		defer s.settledLocked()
 	}
 	if disposition == core.DispositionHandled {
-		no := false
-		b, _ := rpc.Marshal(rpc.PromptData{AgentInvoked: &no})
-		s.w.response(&rpc.Response{ID: id, Command: cmd, Success: true, Data: b})
+		// An extension command or input hook handled it: no run.
+		s.promptResult(id, false, promptOutcome{status: rpc.PromptCompleted}, s.idleLocked())
 		return
 	}
-	s.w.response(&rpc.Response{ID: id, Command: cmd, Success: true})
 	if disposition == core.DispositionStarted {
 		// The run's agent_start follows: it counts as running already.
 		st.running, st.active = true, true
@@ -227,6 +226,23 @@ func (s *Server) ompAccepted(id, cmd, disposition string) {
 		return
 	}
 	st.open = append(st.open, &promptTicket{id: id, waiting: true})
+}
+
+// ompFailed reports a prompt that could not start after its success was
+// sent: a second response with the same id, then its prompt_result.
+func (s *Server) ompFailed(id, cmd string, err error) {
+	st := &s.ompSt
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s.w.response(&rpc.Response{ID: id, Command: cmd, Error: err.Error()})
+	s.promptResult(id, false, promptOutcome{status: rpc.PromptError, err: &rpc.PromptResultError{Message: err.Error()}}, s.idleLocked())
+}
+
+// idleLocked: no run, nothing queued, no abort_and_prompt between its
+// abort and its prompt.
+func (s *Server) idleLocked() bool {
+	st := &s.ompSt
+	return !st.running && st.pending == 0 && st.held == 0
 }
 
 // holdSettled keeps session_settled back from the abort of an

@@ -123,6 +123,14 @@ try {
 	await client.waitForSettled(30000);
 	check((await client.getState()).isSettled === true, "get_state.isSettled");
 
+	step("getState (oh-my-pi's members)");
+	const st = await client.getState();
+	check(st.fastModeEnabled === false && st.fastModeActive === false, "fast mode off", st);
+	check(st.tokensPerSecond === null || st.tokensPerSecond > 0, "tokensPerSecond", st.tokensPerSecond);
+	check(st.hasPendingAsyncWork === false, "no pending async work", st.hasPendingAsyncWork);
+	check(Array.isArray(st.systemPrompt) && st.systemPrompt.length > 0 && st.systemPrompt.every(s => typeof s === "string"), "systemPrompt sections", st.systemPrompt);
+	check(st.dumpTools?.some(t => t.name === "bash" && typeof t.parameters === "object"), "dumpTools lists bash", st.dumpTools?.map(t => t.name));
+
 	step("bash tool turn");
 	events = await client.promptAndWait("run bash");
 	const bash = toolEnd(events) as { toolName: string; result: { content: Array<{ text: string }> } } | undefined;
