@@ -3,6 +3,7 @@ package rpc
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/jsonx"
@@ -110,6 +111,11 @@ type AgentEndEvent struct {
 	Type      string      `json:"type"`
 	Messages  ai.Messages `json:"messages"`
 	WillRetry bool        `json:"willRetry"`
+	// MessageCount (oh-my-pi's wire, protocol v2) is set when a frame over
+	// 1 MiB was shortened: Messages then leaves out the run's first
+	// messages, those already sent in message_end, and MessageCount is the
+	// run's whole count.
+	MessageCount *int `json:"messageCount,omitempty"`
 }
 
 // AgentSettledEvent says nothing more is pending (retry, compaction, queue).
@@ -558,6 +564,10 @@ func (e *AgentEndEvent) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `,"willRetry":`...)
 	b = jsonx.AppendBool(b, e.WillRetry)
+	if e.MessageCount != nil {
+		b = append(b, `,"messageCount":`...)
+		b = strconv.AppendInt(b, int64(*e.MessageCount), 10)
+	}
 	return append(b, '}'), nil
 }
 

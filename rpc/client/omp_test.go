@@ -108,7 +108,8 @@ func TestOMPWire(t *testing.T) {
 
 // TestOMPChunks: under protocol v2 frames over 1 MiB (a 1.6 MB prompt's
 // message events, get_messages' answer) leave pisces as rpc_chunk lines of
-// at most 1 MiB, and the client puts them together.
+// at most 1 MiB, and the client puts them together; the run's agent_end
+// leaves out the messages already sent and carries messageCount.
 func TestOMPChunks(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.json")
@@ -178,6 +179,19 @@ func TestOMPChunks(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the user message_end (over 1 MiB) did not arrive whole")
+	}
+	// agent_end would pass 1 MiB: it leaves out the messages message_end
+	// already sent (all of them here) and says how many the run had.
+	var end *rpc.AgentEndEvent
+	for _, ev := range evs {
+		if ev.Type == rpc.EventAgentEnd {
+			if end, err = client.DecodeAs[*rpc.AgentEndEvent](ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if end == nil || end.MessageCount == nil || *end.MessageCount != 3 || len(end.Messages) != 0 {
+		t.Fatalf("agent_end: %+v", end)
 	}
 	before := chunks.Load()
 	all, err := c.GetMessages(ctx)

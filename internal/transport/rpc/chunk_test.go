@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -85,4 +86,48 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestAgentEndCompacted: under protocol v2 an agent_end over 1 MiB leaves
+// out its leading messages that went out in message_end and says how many
+// the run had (messageCount); one under 1 MiB is sent whole, without
+// messageCount; a run's messages that were not all sent are kept from the
+// first one that was not.
+func TestAgentEndCompacted(t *testing.T) {
+	big := &ai.UserMessage{Content: ai.UserContent{IsString: true, Str: strings.Repeat("x", 1_200_000)}}
+	small := &ai.UserMessage{Content: ai.UserContent{IsString: true, Str: "hi"}}
+	reply := &ai.AssistantMessage{Content: []ai.Content{ai.Text("ok")}, StopReason: ai.StopStop}
+	unsent := &ai.UserMessage{Content: ai.UserContent{IsString: true, Str: "not sent"}}
+	msgs := ai.Messages{big, reply}
+	if n := streamedPrefix([]ai.Message{big, reply}, msgs); n != 2 {
+		t.Fatalf("streamedPrefix = %d, want 2", n)
+	}
+	if n := streamedPrefix([]ai.Message{big, reply}, ai.Messages{big, unsent, reply}); n != 1 {
+		t.Fatalf("streamedPrefix with a message not sent = %d, want 1", n)
+	}
+	var out bytes.Buffer
+	w := newWriter(&out, 0, io.Discard)
+	w.chunkFromHere()
+	w.event(&ompAgentEnd{AgentEndEvent: &rpc.AgentEndEvent{Messages: msgs}, streamed: 2})
+	w.event(&ompAgentEnd{AgentEndEvent: &rpc.AgentEndEvent{Messages: ai.Messages{small, reply}}, streamed: 2})
+	w.event(&ompAgentEnd{AgentEndEvent: &rpc.AgentEndEvent{Messages: ai.Messages{big, unsent, reply}, WillRetry: true}, streamed: 1})
+	w.close()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3 (no chunks)", len(lines))
+	}
+	if want := `{"type":"agent_end","messages":[],"willRetry":false,"messageCount":2}`; lines[0] != want {
+		t.Fatalf("compacted agent_end:\n%s\nwant\n%s", lines[0], want)
+	}
+	if strings.Contains(lines[1], "messageCount") || !strings.Contains(lines[1], `"content":"hi"`) {
+		t.Fatalf("small agent_end: %s", lines[1])
+	}
+	var third struct {
+		Messages     []json.RawMessage `json:"messages"`
+		MessageCount int               `json:"messageCount"`
+		IsTerminal   *bool             `json:"isTerminal"`
+	}
+	if err := json.Unmarshal([]byte(lines[2]), &third); err != nil || len(third.Messages) != 2 || third.MessageCount != 3 || third.IsTerminal == nil || *third.IsTerminal {
+		t.Fatalf("partly sent agent_end: %s (%v)", lines[2], err)
+	}
 }

@@ -53,6 +53,9 @@ type ompState struct {
 	// order, whether or not the filter lets the frame through.
 	messages int
 	openIDs  []string
+	// streamed are the messages of the run so far that went out in
+	// message_end (an agent_end over 1 MiB leaves them out).
+	streamed []ai.Message
 }
 
 // messageID stamps message events as oh-my-pi does: message_start mints
@@ -147,13 +150,24 @@ func (s *Server) ompEvent(ev rpc.Event) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	id := st.messageID(ev)
-	if out := ompShape(ev); out != nil && (st.filter == nil || st.filter[out.EventType()]) && !s.full() {
+	out := ompShape(ev)
+	if e, ok := ev.(*rpc.AgentEndEvent); ok {
+		out = &ompAgentEnd{AgentEndEvent: e, streamed: streamedPrefix(st.streamed, e.Messages)}
+		clear(st.streamed)
+		st.streamed = st.streamed[:0]
+	}
+	if out != nil && (st.filter == nil || st.filter[out.EventType()]) && !s.full() {
 		s.w.eventID(out, id)
+		if e, ok := ev.(*rpc.MessageEndEvent); ok {
+			st.streamed = append(st.streamed, e.Message)
+		}
 	}
 	switch e := ev.(type) {
 	case *rpc.AgentStartEvent:
 		st.agentStarts++
 		st.running, st.active = true, true
+		clear(st.streamed)
+		st.streamed = st.streamed[:0]
 	case *rpc.AgentEndEvent:
 		st.outcome = runOutcome(e.Messages)
 	case *rpc.QueueChangedEvent:
@@ -321,24 +335,46 @@ func ompShape(ev rpc.Event) rpc.Event {
 			c.Legacy = true
 			return &c
 		}
-	case *rpc.AgentEndEvent:
-		if e.WillRetry {
-			return ompAgentEnd{e}
-		}
 	}
 	return ev
 }
 
-// ompAgentEnd is an agent_end that a retry follows: oh-my-pi marks it
-// isTerminal:false (its run goes on).
-type ompAgentEnd struct{ *rpc.AgentEndEvent }
+// streamedPrefix counts the leading messages of a run's agent_end that
+// went out in its message_end frames, in the same order.
+func streamedPrefix(streamed []ai.Message, msgs ai.Messages) int {
+	n := 0
+	for n < len(streamed) && n < len(msgs) && streamed[n] == msgs[n] {
+		n++
+	}
+	return n
+}
 
-func (e ompAgentEnd) MarshalJSON() ([]byte, error) {
-	b, err := rpc.AppendEvent(nil, e.AgentEndEvent)
-	if err != nil || len(b) == 0 {
+// ompAgentEnd is agent_end on oh-my-pi's wire: one that a retry follows is
+// marked isTerminal:false (its run goes on); under protocol v2 one over
+// 1 MiB leaves out the messages already sent in message_end (compacted).
+type ompAgentEnd struct {
+	*rpc.AgentEndEvent
+	streamed int // leading messages that went out in message_end
+}
+
+func (e *ompAgentEnd) MarshalJSON() ([]byte, error) { return e.encode(e.AgentEndEvent) }
+
+func (e *ompAgentEnd) encode(ev *rpc.AgentEndEvent) ([]byte, error) {
+	b, err := rpc.AppendEvent(nil, ev)
+	if err != nil || len(b) == 0 || !ev.WillRetry {
 		return b, err
 	}
 	return append(b[:len(b)-1], `,"isTerminal":false}`...), nil
+}
+
+// compacted is the frame without the messages already sent, with the
+// run's messageCount, as oh-my-pi sends an agent_end over 1 MiB.
+func (e *ompAgentEnd) compacted() ([]byte, error) {
+	c := *e.AgentEndEvent
+	n := len(c.Messages)
+	c.Messages = c.Messages[e.streamed:]
+	c.MessageCount = &n
+	return e.encode(&c)
 }
 
 // filtered reports an event set_event_filter keeps from this connection.

@@ -608,6 +608,12 @@ func (w *writer) writeChunked(f *frame) {
 		io.WriteString(w.errOut, "pisces: cannot encode an outgoing frame: "+err.Error()+"\n")
 		return
 	}
+	if c, ok := f.ev.(*ompAgentEnd); ok && len(b)+1 > rpc.MaxFrameBytes {
+		// oh-my-pi's agent_end over 1 MiB: without what message_end sent.
+		if cb, err := c.compacted(); err == nil {
+			b = cb
+		}
+	}
 	lines := [][]byte{b}
 	if len(b)+1 > rpc.MaxFrameBytes {
 		w.chunks++
