@@ -158,6 +158,7 @@ func Events() []EventInfo {
 		{Name: EventRPCChunk, Doc: "One piece of a frame larger than 1 MiB (protocol v2).", Event: &RPCChunkEvent{}, OMP: true},
 		{Name: EventAvailableCommandsUpdate, Doc: "The slash commands (as get_available_commands lists them), after the switch to oh-my-pi's wire, a session change or reload_resources.", Event: &AvailableCommandsUpdateEvent{}, OMP: true},
 		{Name: EventModelChanged, Doc: "The model changed (set_model, cycle_model); get_state has the new one.", Event: &ModelChangedEvent{}, OMP: true},
+		{Name: EventNotice, Doc: "A message for the user about the session: a failed write of the session file (source session-persistence, level error; once until a write succeeds again), an MCP server that needs attention (source mcp, in place of the notify extension_ui_request pi's wire gets).", Event: &NoticeEvent{}, OMP: true},
 		{Name: EventRPCFrameError, Doc: "Replaces a frame larger than 64 MiB (protocol v2).", Event: &RPCFrameErrorEvent{}, OMP: true},
 	}
 }

@@ -37,6 +37,19 @@ const (
 	// EventModelChanged says the session's model changed (set_model,
 	// cycle_model).
 	EventModelChanged = "model_changed"
+	// EventNotice is a message for the user about the session (a failed
+	// write of the session file, an MCP server that needs attention).
+	EventNotice = "notice"
+)
+
+// Levels and sources of notice.
+const (
+	NoticeInfo    = "info"
+	NoticeWarning = "warning"
+	NoticeError   = "error"
+
+	NoticeSourcePersistence = "session-persistence"
+	NoticeSourceMCP         = "mcp"
 )
 
 // Protocol limits advertised on the ready line.
@@ -240,6 +253,16 @@ type ModelChangedEvent struct {
 	Type string `json:"type"`
 }
 
+// NoticeEvent is a message for the user about the session (oh-my-pi's
+// wire): level is info, warning or error; source names what it is about.
+type NoticeEvent struct {
+	Type    string `json:"type"`
+	Level   string `json:"level"`
+	Message string `json:"message"`
+	Source  string `json:"source,omitempty"`
+}
+
+func (*NoticeEvent) EventType() string                  { return EventNotice }
 func (*AvailableCommandsUpdateEvent) EventType() string { return EventAvailableCommandsUpdate }
 func (*ModelChangedEvent) EventType() string            { return EventModelChanged }
 func (*PromptResultEvent) EventType() string            { return EventPromptResult }

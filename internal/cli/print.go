@@ -55,6 +55,9 @@ func runPrint(sess *core.Session, a *Args, stdio IO) int {
 		out.Write(sess.Store().Header().Raw)
 		out.WriteByte('\n')
 		unsub := sess.Subscribe(func(ev rpc.Event) {
+			if _, ok := ev.(*rpc.NoticeEvent); ok {
+				return // oh-my-pi's wire only; pi's json mode has none
+			}
 			b, err := rpc.EncodeEvent(ev)
 			mu.Lock()
 			defer mu.Unlock()

@@ -144,6 +144,9 @@ type Session struct {
 	// snapshotViewers counts the subscribers that want message_update
 	// snapshots (oh-my-pi's wire); see WantSnapshots.
 	snapshotViewers atomic.Int32
+	// persistFailing: the last write of a run's message to the session
+	// file failed (a notice was sent).
+	persistFailing atomic.Bool
 
 	mu             sync.Mutex
 	cwd            string

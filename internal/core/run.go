@@ -579,7 +579,16 @@ func (s *Session) persist(m ai.Message) {
 	st := s.Store()
 	if _, err := st.AppendMessage(m); err != nil {
 		s.logf("cannot write to the session file: %v", err)
+		// Reported once until a write succeeds again (oh-my-pi's wire
+		// shows it; pi's drops it).
+		if !s.persistFailing.Swap(true) {
+			detail := strings.Join(strings.Fields(err.Error()), " ")
+			s.emit(&rpc.NoticeEvent{Level: rpc.NoticeError, Source: rpc.NoticeSourcePersistence,
+				Message: "Session persistence failed: " + detail + ". The message was not recorded in the session."})
+		}
+		return
 	}
+	s.persistFailing.Store(false)
 }
 
 // systemMessageIfChanged returns a system message (pi 1.5's checkpoint)

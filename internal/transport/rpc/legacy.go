@@ -16,6 +16,8 @@ func legacyEvent(ev rpc.Event) rpc.Event {
 		return &legacyRenamed{ev: &c, typ: rpc.EventAutoCompactionEnd}
 	case *rpc.ExtensionErrorEvent:
 		return &rpc.HookErrorEvent{Type: rpc.EventHookError, HookPath: e.ExtensionPath, Event: e.Event, Error: e.Error}
+	case *rpc.NoticeEvent:
+		return nil // oh-my-pi's wire only
 	}
 	return ev
 }

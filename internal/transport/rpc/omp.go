@@ -329,6 +329,10 @@ func ompShape(ev rpc.Event) rpc.Event {
 		c := *e
 		c.ThinkingLevel = c.Level
 		return &c
+	case *rpc.NotifyEvent:
+		// Pisces' own notify (an MCP server that needs attention) is a
+		// notice here.
+		return &rpc.NoticeEvent{Type: rpc.EventNotice, Level: e.NotifyType, Message: e.Message, Source: rpc.NoticeSourceMCP}
 	case *rpc.MessageUpdateEvent:
 		if !e.Legacy {
 			c := *e
@@ -389,12 +393,18 @@ func (s *Server) filtered(typ string) bool {
 }
 
 // piShape keeps pi 1.5's message_update for a connection on pi's wire when
-// the session makes snapshots for another connection.
+// the session makes snapshots for another connection, and drops what only
+// oh-my-pi's wire sends (nil).
 func piShape(ev rpc.Event) rpc.Event {
-	if e, ok := ev.(*rpc.MessageUpdateEvent); ok && e.Legacy {
-		c := *e
-		c.Legacy, c.Partial = false, nil
-		return &c
+	switch e := ev.(type) {
+	case *rpc.MessageUpdateEvent:
+		if e.Legacy {
+			c := *e
+			c.Legacy, c.Partial = false, nil
+			return &c
+		}
+	case *rpc.NoticeEvent:
+		return nil
 	}
 	return ev
 }

@@ -370,6 +370,9 @@ func (s *Server) onEvent(ev rpc.Event) {
 	} else {
 		ev = piShape(ev)
 	}
+	if ev == nil {
+		return
+	}
 	if s.filtered(ev.EventType()) {
 		return
 	}
