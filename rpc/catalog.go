@@ -97,6 +97,7 @@ func Commands() []CommandInfo {
 		{Name: CmdNegotiateProtocol, Doc: "Switch this connection to protocol v2, oh-my-pi's wire (protocolVersion must be 2).", Command: NegotiateProtocolCommand{}, Data: ProtocolData{}},
 		{Name: CmdGetAvailableCommands, Doc: "The slash commands as oh-my-pi lists them: name, source, description, input hint.", Command: SimpleCommand{}, Data: AvailableCommandsData{}},
 		{Name: CmdOpenSession, Doc: "Continue the newest non-empty session of a session directory, or start one there.", Command: OpenSessionCommand{}, Data: OpenSessionData{}},
+		{Name: CmdSetFastMode, Doc: "Turn fast mode on or off: model calls ask for the provider's priority processing (OpenAI's API: service_tier priority); refused for a model without it.", Command: SetFastModeCommand{}, Data: FastModeData{}},
 		{Name: CmdSetEventFilter, Doc: "Select the session events this connection gets (null: all).", Command: SetEventFilterCommand{}, Data: EventFilterData{}},
 		{Name: CmdGetMessagesPage, Doc: "One page of the context's messages (at most limit, about 768 KiB), with a cursor to the next.", Command: GetMessagesPageCommand{}, Data: MessagesPageData{}},
 	}

@@ -18,6 +18,7 @@ const (
 	CmdOpenSession          = "open_session"
 	CmdSetEventFilter       = "set_event_filter"
 	CmdGetMessagesPage      = "get_messages_page"
+	CmdSetFastMode          = "set_fast_mode"
 )
 
 // MessageIDMember is the member oh-my-pi's wire adds to message_start,
@@ -193,6 +194,21 @@ type OMPContextUsage struct {
 	Tokens        int64   `json:"tokens"`
 	ContextWindow int     `json:"contextWindow"`
 	Percent       float64 `json:"percent"`
+}
+
+// SetFastModeCommand turns fast mode (the provider's priority processing)
+// on or off.
+type SetFastModeCommand struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type"`
+	Enabled bool   `json:"enabled"`
+}
+
+// FastModeData is set_fast_mode's data: whether fast mode is on, and
+// whether the current model's calls use it.
+type FastModeData struct {
+	Enabled bool `json:"enabled"`
+	Active  bool `json:"active"`
 }
 
 // PromptResultEvent reports how the work of one accepted prompt or

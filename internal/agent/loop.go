@@ -37,6 +37,9 @@ type Config struct {
 	// InterruptMode returns the current interrupt mode (it may change while
 	// the run goes on).
 	InterruptMode func() string
+	// Priority reports whether a model call asks for the provider's
+	// priority processing (fast mode; nil: never).
+	Priority func() bool
 	// Steering dequeues the steering messages to deliver now (per the
 	// steering mode), or nil.
 	Steering func() []ai.Message
@@ -214,6 +217,9 @@ func (r *runner) stream() (*ai.AssistantMessage, []ai.Message) {
 		Tools:         specs,
 		ThinkingLevel: r.cfg.ThinkingLevel,
 		APIKey:        r.cfg.APIKey,
+	}
+	if r.cfg.Priority != nil {
+		req.Priority = r.cfg.Priority() && ai.PriorityCapable(r.cfg.Model)
 	}
 	if r.cfg.TurnStarted != nil {
 		r.cfg.TurnStarted()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -712,4 +713,38 @@ func TestProviderPanicBecomesAnError(t *testing.T) {
 		"agent_start", "turn_start", "message_start:user:go", "message_end:user:go",
 		"message_start:assistant!error", "message_end:assistant!error", "turn_end",
 	})
+}
+
+// priorityProbe records Request.Priority of each model call.
+type priorityProbe struct {
+	ai.Provider
+	got []bool
+}
+
+func (p *priorityProbe) Stream(ctx context.Context, req *ai.Request, emit func(ai.AssistantEvent)) *ai.AssistantMessage {
+	p.got = append(p.got, req.Priority)
+	return p.Provider.Stream(ctx, req, emit)
+}
+
+// TestPriority: a model call asks for priority processing when Priority
+// says so at that call and the model has it; never for a model without it.
+func TestPriority(t *testing.T) {
+	r := newRun(t, `{"turns":[
+		{"content":[{"type":"toolCall","id":"c1","name":"echo","arguments":{"text":"x"}}]},
+		{"content":[{"type":"text","text":"done"}]},
+		{"content":[{"type":"text","text":"again"}]}]}`, &echoTool{name: "echo"})
+	probe := &priorityProbe{Provider: r.cfg.Provider}
+	r.cfg.Provider = probe
+	on := true
+	r.cfg.Priority = func() bool { v := on; on = false; return v } // on for the first call only
+	m := *r.cfg.Model
+	m.API, m.BaseURL = "openai-responses", "https://api.openai.com/v1"
+	r.cfg.Model = &m
+	r.do(nil, "go")
+	on = true
+	r.cfg.Model = r.prov.Model() // scripted: no priority processing
+	r.do(nil, "again")
+	if want := []bool{true, false, false}; !slices.Equal(probe.got, want) {
+		t.Fatalf("Priority per call = %v, want %v", probe.got, want)
+	}
 }

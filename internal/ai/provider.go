@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
@@ -65,6 +67,25 @@ type Request struct {
 	ThinkingBudgets map[string]int
 	// SessionID identifies the conversation (for providers' prompt caching).
 	SessionID string
+	// Priority asks for the provider's priority processing (fast mode);
+	// only set when PriorityCapable(Model).
+	Priority bool
+}
+
+// PriorityCapable reports whether requests to m can ask for priority
+// processing: OpenAI's own API (service_tier "priority") through the Chat
+// Completions or Responses adapter. Other providers and OpenAI-compatible
+// servers have no such option Pisces can send.
+func PriorityCapable(m *Model) bool {
+	if m == nil || (m.API != "openai-completions" && m.API != "openai-responses") {
+		return false
+	}
+	base := strings.TrimSpace(m.BaseURL)
+	if base == "" {
+		return true // the adapters' default is OpenAI's API
+	}
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
 }
 
 // ProviderError is a failed request as a provider reports it. Builder.Fail

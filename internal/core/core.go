@@ -161,6 +161,7 @@ type Session struct {
 	store          *session.Session
 	model          *ai.Model
 	thinking       string
+	fastMode       bool // set_fast_mode: priority processing where the model has it
 	active         []string
 	steering       []*queued
 	followUp       []*queued

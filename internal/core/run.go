@@ -519,6 +519,11 @@ func (s *Session) runOnce(ctx context.Context, prompts []ai.Message, steered boo
 			defer s.mu.Unlock()
 			return s.interruptMode
 		},
+		Priority: func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.fastMode
+		},
 		Steering: func() []ai.Message {
 			s.mu.Lock()
 			mode := s.steeringMode

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/pisces-agent/pisces/internal/ai"
@@ -62,4 +63,30 @@ func OutputRate(m *ai.AssistantMessage) (float64, bool) {
 		return 0, false
 	}
 	return float64(m.Usage.Output) * 1000 / float64(*m.DurationMs), true
+}
+
+// ErrNoFastMode refuses fast mode for a model without priority processing.
+var ErrNoFastMode = errors.New("Fast mode is unavailable for the current model.")
+
+// FastMode reports whether fast mode is on (enabled) and whether the
+// current model's calls ask for priority processing (active). Fast mode is
+// kept for the session, not written to the session file.
+func (s *Session) FastMode() (enabled, active bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fastMode, s.fastMode && ai.PriorityCapable(s.model)
+}
+
+// SetFastMode turns fast mode on or off: model calls then ask for the
+// provider's priority processing (OpenAI's service_tier "priority") when
+// the model has it (ai.PriorityCapable); turning it on for a model without
+// it is refused (ErrNoFastMode). It applies from the next model call.
+func (s *Session) SetFastMode(on bool) (enabled, active bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on && !ai.PriorityCapable(s.model) {
+		return s.fastMode, false, ErrNoFastMode
+	}
+	s.fastMode = on
+	return on, on && ai.PriorityCapable(s.model), nil
 }

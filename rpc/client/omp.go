@@ -42,6 +42,13 @@ func (c *Client) OpenSession(ctx context.Context, dir string) (*rpc.OpenSessionD
 	return data[rpc.OpenSessionData](c.do(ctx, rpc.CmdOpenSession, id, rpc.OpenSessionCommand{ID: id, Type: rpc.CmdOpenSession, SessionDir: dir}))
 }
 
+// SetFastMode turns fast mode (the provider's priority processing) on or
+// off; turning it on fails for a model without it.
+func (c *Client) SetFastMode(ctx context.Context, enabled bool) (*rpc.FastModeData, error) {
+	id := c.newID()
+	return data[rpc.FastModeData](c.do(ctx, rpc.CmdSetFastMode, id, rpc.SetFastModeCommand{ID: id, Type: rpc.CmdSetFastMode, Enabled: enabled}))
+}
+
 // SetEventFilter lets only the named session events through to this
 // connection; nil lets every event through. It returns the selection in
 // effect (nil: all).

@@ -57,6 +57,15 @@ func TestOMPWire(t *testing.T) {
 	if st.IsSettled == nil || !*st.IsSettled {
 		t.Fatalf("get_state isSettled: %v", st.IsSettled)
 	}
+	if st.OMPState == nil || st.TokensPerSecond != nil || st.FastModeEnabled || len(st.SystemPrompt) == 0 || st.DumpTools == nil {
+		t.Fatalf("get_state's oh-my-pi members: %+v", st.OMPState)
+	}
+	if _, err := c.SetFastMode(ctx, true); err == nil || !strings.Contains(err.Error(), "Fast mode is unavailable") {
+		t.Fatalf("set_fast_mode for the scripted model: %v", err)
+	}
+	if d, err := c.SetFastMode(ctx, false); err != nil || d.Enabled || d.Active {
+		t.Fatalf("set_fast_mode off: %+v, %v", d, err)
+	}
 
 	all, err := c.GetMessages(ctx)
 	if err != nil {

@@ -30,6 +30,7 @@ type chatRequest struct {
 	PromptCacheKey      string             `json:"prompt_cache_key,omitempty"`
 	Store               *bool              `json:"store,omitempty"`
 	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
+	ServiceTier         string             `json:"service_tier,omitempty"`
 	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
 	Tools               []chatTool         `json:"tools,omitempty"`
 

@@ -101,6 +101,9 @@ func completionsParamsWith(req *ai.Request, c compat, bl *blobs) *chatRequest {
 	if c.isOpenAI && req.SessionID != "" {
 		p.PromptCacheKey = req.SessionID
 	}
+	if req.Priority && ai.PriorityCapable(m) {
+		p.ServiceTier = "priority"
+	}
 
 	on := thinkingOn(req)
 	switch {

@@ -514,3 +514,39 @@ func TestCompletionsInterleavedToolCalls(t *testing.T) {
 		t.Errorf("stop %q calls %+v", msg.StopReason, calls)
 	}
 }
+
+// TestPriorityServiceTier: fast mode (Request.Priority) asks OpenAI's own
+// API for service_tier "priority" through Chat Completions and Responses;
+// another server (an OpenAI-compatible one) never gets the member, nor
+// does OpenAI without Priority.
+func TestPriorityServiceTier(t *testing.T) {
+	for _, c := range []struct {
+		api, base string
+		priority  bool
+		want      string // "" = no service_tier
+	}{
+		{APICompletions, "https://api.openai.com/v1", true, `"priority"`},
+		{APICompletions, "https://api.openai.com/v1", false, ""},
+		{APICompletions, "http://localhost:8080/v1", true, ""},
+		{APIResponses, "https://api.openai.com/v1", true, `"priority"`},
+		{APIResponses, "", true, `"priority"`},
+		{APIResponses, "https://openrouter.ai/api/v1", true, ""},
+	} {
+		m := testModel(c.api, c.base)
+		req := userReq(m, "hi")
+		req.Priority = c.priority
+		var body map[string]any
+		if c.api == APICompletions {
+			body = paramsJSON(t, completionsParams(req, resolveCompat(m)))
+		} else {
+			body = paramsJSON(t, responsesParams(req, resolveCompat(m)))
+		}
+		got, ok := body["service_tier"]
+		switch {
+		case c.want == "" && ok:
+			t.Errorf("%s %q priority=%v: service_tier %v sent", c.api, c.base, c.priority, got)
+		case c.want != "":
+			jsonEq(t, c.api+" service_tier", got, c.want)
+		}
+	}
+}

@@ -109,6 +109,9 @@ func responsesParams(req *ai.Request, c compat) responses.ResponseNewParams {
 	if req.SessionID != "" {
 		p.PromptCacheKey = param.NewOpt(req.SessionID)
 	}
+	if req.Priority && ai.PriorityCapable(m) {
+		p.ServiceTier = responses.ResponseNewParamsServiceTierPriority
+	}
 	if thinkingOn(req) {
 		p.Reasoning = shared.ReasoningParam{
 			Effort:  shared.ReasoningEffort(c.effort(req.ThinkingLevel)),

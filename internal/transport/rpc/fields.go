@@ -80,6 +80,7 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdOpenSession:       {{name: "sessionDir", kind: kString, required: true}},
 	rpc.CmdLogin:             {{name: "providerId", kind: kString, required: true}, {name: "noBrowser", kind: kBool}},
 	rpc.CmdLogout:            {{name: "providerId", kind: kString, required: true}},
+	rpc.CmdSetFastMode:       {{name: "enabled", kind: kBool, required: true}},
 	rpc.CmdGetMessagesPage:   {{name: "cursor", kind: kString}, {name: "limit", kind: kNumber}},
 }
 

@@ -99,6 +99,7 @@ func init() {
 	handlers[rpc.CmdGetAvailableCommands] = (*call).availableCommands
 	handlers[rpc.CmdOpenSession] = (*call).openSession
 	handlers[rpc.CmdSetEventFilter] = (*call).setEventFilter
+	handlers[rpc.CmdSetFastMode] = (*call).setFastMode
 	handlers[rpc.CmdGetMessagesPage] = (*call).messagesPage
 	handlers[rpc.CmdGetLoginProviders] = (*call).loginProviders
 	handlers[rpc.CmdLogin] = (*call).login
@@ -376,6 +377,7 @@ func (s *call) ompState() *rpc.OMPState {
 		return nil
 	}
 	o := &rpc.OMPState{HasPendingAsyncWork: s.sess.HasPendingAsyncWork(), DumpTools: []rpc.DumpTool{}}
+	o.FastModeEnabled, o.FastModeActive = s.sess.FastMode()
 	if r, ok := s.sess.TokensPerSecond(); ok {
 		o.TokensPerSecond = &r
 	}

@@ -462,6 +462,18 @@ func availableCommands(sess *core.Session) []rpc.AvailableCommand {
 	return out
 }
 
+func (s *call) setFastMode(line []byte) (any, error) {
+	var c rpc.SetFastModeCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	on, active, err := s.sess.SetFastMode(c.Enabled)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.FastModeData{Enabled: on, Active: active}, nil
+}
+
 func (s *call) setEventFilter(line []byte) (any, error) {
 	bad := errors.New("events must be null or an array of non-empty event type strings")
 	var c struct {

@@ -131,6 +131,17 @@ try {
 	check(Array.isArray(st.systemPrompt) && st.systemPrompt.length > 0 && st.systemPrompt.every(s => typeof s === "string"), "systemPrompt sections", st.systemPrompt);
 	check(st.dumpTools?.some(t => t.name === "bash" && typeof t.parameters === "object"), "dumpTools lists bash", st.dumpTools?.map(t => t.name));
 
+	step("setFastMode (the scripted model has no priority processing)");
+	let fastError = "";
+	try {
+		await client.setFastMode(true);
+	} catch (e) {
+		fastError = String(e);
+	}
+	check(fastError.includes("Fast mode is unavailable for the current model."), "setFastMode(true) refused", fastError);
+	const off = await client.setFastMode(false);
+	check(off.enabled === false && off.active === false, "setFastMode(false)", off);
+
 	step("bash tool turn");
 	events = await client.promptAndWait("run bash");
 	const bash = toolEnd(events) as { toolName: string; result: { content: Array<{ text: string }> } } | undefined;
