@@ -98,6 +98,9 @@ func Commands() []CommandInfo {
 		{Name: CmdGetAvailableCommands, Doc: "The slash commands as oh-my-pi lists them: name, source, description, input hint.", Command: SimpleCommand{}, Data: AvailableCommandsData{}},
 		{Name: CmdOpenSession, Doc: "Continue the newest non-empty session of a session directory, or start one there.", Command: OpenSessionCommand{}, Data: OpenSessionData{}},
 		{Name: CmdSetFastMode, Doc: "Turn fast mode on or off: model calls ask for the provider's priority processing (OpenAI's API: service_tier priority); refused for a model without it.", Command: SetFastModeCommand{}, Data: FastModeData{}},
+		{Name: CmdSetSubagentSubscription, Doc: "Select the subagent frames this connection gets: off (the default) or progress (subagent_lifecycle); events is refused (no subagent_event frames).", Command: SetSubagentSubscriptionCommand{}, Data: SubagentSubscriptionData{}},
+		{Name: CmdGetSubagents, Doc: "The task tool's subagents under way.", Command: SimpleCommand{}, Data: SubagentsData{}},
+		{Name: CmdGetSubagentMessages, Doc: "A subagent's transcript: always refused, Pisces' subagents run in memory without a session file.", Command: GetSubagentMessagesCommand{}},
 		{Name: CmdSetEventFilter, Doc: "Select the session events this connection gets (null: all).", Command: SetEventFilterCommand{}, Data: EventFilterData{}},
 		{Name: CmdGetMessagesPage, Doc: "One page of the context's messages (at most limit, about 768 KiB), with a cursor to the next.", Command: GetMessagesPageCommand{}, Data: MessagesPageData{}},
 	}
@@ -160,6 +163,7 @@ func Events() []EventInfo {
 		{Name: EventAvailableCommandsUpdate, Doc: "The slash commands (as get_available_commands lists them), after the switch to oh-my-pi's wire, a session change or reload_resources.", Event: &AvailableCommandsUpdateEvent{}, OMP: true},
 		{Name: EventModelChanged, Doc: "The model changed (set_model, cycle_model); get_state has the new one.", Event: &ModelChangedEvent{}, OMP: true},
 		{Name: EventNotice, Doc: "A message for the user about the session: a failed write of the session file (source session-persistence, level error; once until a write succeeds again), an MCP server that needs attention (source mcp, in place of the notify extension_ui_request pi's wire gets).", Event: &NoticeEvent{}, OMP: true},
+		{Name: EventSubagentLifecycle, Doc: "A task subagent started or ended (set_subagent_subscription progress).", Event: &SubagentLifecycleEvent{}, OMP: true},
 		{Name: EventRPCFrameError, Doc: "Replaces a frame larger than 64 MiB (protocol v2).", Event: &RPCFrameErrorEvent{}, OMP: true},
 	}
 }

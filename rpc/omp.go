@@ -19,6 +19,17 @@ const (
 	CmdSetEventFilter       = "set_event_filter"
 	CmdGetMessagesPage      = "get_messages_page"
 	CmdSetFastMode          = "set_fast_mode"
+	// The task tool's subagents.
+	CmdSetSubagentSubscription = "set_subagent_subscription"
+	CmdGetSubagents            = "get_subagents"
+	CmdGetSubagentMessages     = "get_subagent_messages"
+)
+
+// Levels of set_subagent_subscription.
+const (
+	SubagentsOff      = "off"
+	SubagentsProgress = "progress"
+	SubagentsEvents   = "events"
 )
 
 // MessageIDMember is the member oh-my-pi's wire adds to message_start,
@@ -41,6 +52,9 @@ const (
 	// EventNotice is a message for the user about the session (a failed
 	// write of the session file, an MCP server that needs attention).
 	EventNotice = "notice"
+	// EventSubagentLifecycle says a task subagent started or ended (with
+	// set_subagent_subscription progress).
+	EventSubagentLifecycle = "subagent_lifecycle"
 )
 
 // Levels and sources of notice.
@@ -210,6 +224,71 @@ type FastModeData struct {
 	Enabled bool `json:"enabled"`
 	Active  bool `json:"active"`
 }
+
+// SetSubagentSubscriptionCommand selects the subagent frames this
+// connection gets: off (none, the default) or progress (subagent_lifecycle).
+type SetSubagentSubscriptionCommand struct {
+	ID    string `json:"id,omitempty"`
+	Type  string `json:"type"`
+	Level string `json:"level"`
+}
+
+// SubagentSubscriptionData is set_subagent_subscription's data.
+type SubagentSubscriptionData struct {
+	Level string `json:"level"`
+}
+
+// SubagentSnapshot is a task subagent under way (get_subagents).
+type SubagentSnapshot struct {
+	ID string `json:"id"`
+	// Index is the item's position in its task call.
+	Index int    `json:"index"`
+	Agent string `json:"agent"`
+	// AgentSource is where the agent is defined (bundled, user, project).
+	AgentSource string `json:"agentSource"`
+	Description string `json:"description,omitempty"`
+	// Status is running while it is listed.
+	Status string `json:"status"`
+	// Assignment is the subagent's first message.
+	Assignment string `json:"assignment,omitempty"`
+	// LastUpdate is when it last changed (Unix milliseconds).
+	LastUpdate       int64  `json:"lastUpdate"`
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+}
+
+// SubagentsData is get_subagents' data: the subagents under way, by index.
+type SubagentsData struct {
+	Subagents []SubagentSnapshot `json:"subagents"`
+}
+
+// GetSubagentMessagesCommand asks for a subagent's transcript.
+type GetSubagentMessagesCommand struct {
+	ID          string `json:"id,omitempty"`
+	Type        string `json:"type"`
+	SubagentID  string `json:"subagentId,omitempty"`
+	SessionFile string `json:"sessionFile,omitempty"`
+	FromByte    *int   `json:"fromByte,omitempty"`
+}
+
+// SubagentLifecycleEvent says a task subagent started or ended.
+type SubagentLifecycleEvent struct {
+	Type    string                   `json:"type"`
+	Payload SubagentLifecyclePayload `json:"payload"`
+}
+
+// SubagentLifecyclePayload is subagent_lifecycle's payload; status is
+// started, completed, failed or aborted.
+type SubagentLifecyclePayload struct {
+	ID               string `json:"id"`
+	Agent            string `json:"agent"`
+	AgentSource      string `json:"agentSource"`
+	Index            int    `json:"index"`
+	Status           string `json:"status"`
+	Description      string `json:"description,omitempty"`
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+}
+
+func (*SubagentLifecycleEvent) EventType() string { return EventSubagentLifecycle }
 
 // PromptResultEvent reports how the work of one accepted prompt or
 // abort_and_prompt ended (oh-my-pi's wire).

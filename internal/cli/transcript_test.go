@@ -540,7 +540,7 @@ func resolveEntryRefs(t *testing.T, line, sessDir string) string {
 // directory: its value depends on where the checkout is, so it is
 // normalised (internal/compaction tests the estimate itself).
 var (
-	reMs        = regexp.MustCompile(`"(timestamp|durationMs|startedAt|endedAt|totalDurationMs|wallTimeMs|estimatedTokensAfter)":\d+`)
+	reMs        = regexp.MustCompile(`"(timestamp|durationMs|startedAt|endedAt|totalDurationMs|wallTimeMs|estimatedTokensAfter|lastUpdate)":\d+`)
 	reSeconds   = regexp.MustCompile(`completed in \d+\.\d+s`)
 	reRate      = regexp.MustCompile(`"tokensPerSecond":[0-9.e+-]+`)
 	reISO       = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}[.-]\d{3}Z`)

@@ -23,6 +23,13 @@ type SubagentStartEvent struct {
 	Agent            string `json:"agent"`
 	Isolated         bool   `json:"isolated"`
 	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+	// Not on the wire (oh-my-pi's get_subagents reads them): the item's
+	// position in its call, where its agent is defined, its label and its
+	// first message.
+	Index       int    `json:"-"`
+	AgentSource string `json:"-"`
+	Description string `json:"-"`
+	Assignment  string `json:"-"`
 }
 
 // SubagentEndEvent is emitted once an item is resolved: the subagent ran,
@@ -35,6 +42,10 @@ type SubagentEndEvent struct {
 	ExitCode         int                 `json:"exitCode"`
 	Verification     *VerificationResult `json:"verification,omitempty"`
 	ParentToolCallID string              `json:"parentToolCallId,omitempty"`
+	// Not on the wire (oh-my-pi's subagent_lifecycle reads them).
+	Index       int    `json:"-"`
+	AgentSource string `json:"-"`
+	Aborted     bool   `json:"-"`
 }
 
 // SubagentVerificationStartEvent opens one verification attempt.

@@ -695,7 +695,8 @@ func (b *batch) runItem(ctx context.Context, i int) (res ItemResult) {
 			b.t.running--
 			b.t.mu.Unlock()
 			b.t.emit(&SubagentEndEvent{ID: res.ID, Agent: res.Agent, ExitCode: res.ExitCode,
-				Verification: res.Verification, ParentToolCallID: spec.ParentToolCallID})
+				Verification: res.Verification, ParentToolCallID: spec.ParentToolCallID,
+				Index: spec.Index, AgentSource: spec.Agent.Source, Aborted: res.Aborted})
 		}
 	}()
 
@@ -726,7 +727,8 @@ func (b *batch) runItem(ctx context.Context, i int) (res ItemResult) {
 	b.t.running++
 	b.t.mu.Unlock()
 	b.setProgress(i, "running")
-	b.t.emit(&SubagentStartEvent{ID: spec.ID, Agent: spec.Agent.Name, Isolated: spec.Isolated, ParentToolCallID: spec.ParentToolCallID})
+	b.t.emit(&SubagentStartEvent{ID: spec.ID, Agent: spec.Agent.Name, Isolated: spec.Isolated, ParentToolCallID: spec.ParentToolCallID,
+		Index: spec.Index, AgentSource: spec.Agent.Source, Description: spec.Description, Assignment: spec.Assignment})
 	started = true
 
 	out := b.spawn(ctx, spec)

@@ -49,6 +49,18 @@ func (c *Client) SetFastMode(ctx context.Context, enabled bool) (*rpc.FastModeDa
 	return data[rpc.FastModeData](c.do(ctx, rpc.CmdSetFastMode, id, rpc.SetFastModeCommand{ID: id, Type: rpc.CmdSetFastMode, Enabled: enabled}))
 }
 
+// SetSubagentSubscription selects the subagent frames this connection
+// gets: rpc.SubagentsOff or rpc.SubagentsProgress (subagent_lifecycle).
+func (c *Client) SetSubagentSubscription(ctx context.Context, level string) (*rpc.SubagentSubscriptionData, error) {
+	id := c.newID()
+	return data[rpc.SubagentSubscriptionData](c.do(ctx, rpc.CmdSetSubagentSubscription, id, rpc.SetSubagentSubscriptionCommand{ID: id, Type: rpc.CmdSetSubagentSubscription, Level: level}))
+}
+
+// GetSubagents lists the task tool's subagents under way.
+func (c *Client) GetSubagents(ctx context.Context) (*rpc.SubagentsData, error) {
+	return data[rpc.SubagentsData](c.simple(ctx, rpc.CmdGetSubagents))
+}
+
 // SetEventFilter lets only the named session events through to this
 // connection; nil lets every event through. It returns the selection in
 // effect (nil: all).

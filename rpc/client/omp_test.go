@@ -66,6 +66,12 @@ func TestOMPWire(t *testing.T) {
 	if d, err := c.SetFastMode(ctx, false); err != nil || d.Enabled || d.Active {
 		t.Fatalf("set_fast_mode off: %+v, %v", d, err)
 	}
+	if d, err := c.SetSubagentSubscription(ctx, rpc.SubagentsProgress); err != nil || d.Level != rpc.SubagentsProgress {
+		t.Fatalf("set_subagent_subscription: %+v, %v", d, err)
+	}
+	if d, err := c.GetSubagents(ctx); err != nil || d.Subagents == nil || len(d.Subagents) != 0 {
+		t.Fatalf("get_subagents with none under way: %+v, %v", d, err)
+	}
 
 	all, err := c.GetMessages(ctx)
 	if err != nil {

@@ -76,12 +76,14 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdDeleteSession: {{name: "sessionPath", kind: kString, required: true}},
 	rpc.CmdExportHTML:    {{name: "outputPath", kind: kString}, {name: "inline", kind: kBool}},
 
-	rpc.CmdNegotiateProtocol: {{name: "protocolVersion", kind: kNumber, required: true}},
-	rpc.CmdOpenSession:       {{name: "sessionDir", kind: kString, required: true}},
-	rpc.CmdLogin:             {{name: "providerId", kind: kString, required: true}, {name: "noBrowser", kind: kBool}},
-	rpc.CmdLogout:            {{name: "providerId", kind: kString, required: true}},
-	rpc.CmdSetFastMode:       {{name: "enabled", kind: kBool, required: true}},
-	rpc.CmdGetMessagesPage:   {{name: "cursor", kind: kString}, {name: "limit", kind: kNumber}},
+	rpc.CmdNegotiateProtocol:       {{name: "protocolVersion", kind: kNumber, required: true}},
+	rpc.CmdOpenSession:             {{name: "sessionDir", kind: kString, required: true}},
+	rpc.CmdLogin:                   {{name: "providerId", kind: kString, required: true}, {name: "noBrowser", kind: kBool}},
+	rpc.CmdLogout:                  {{name: "providerId", kind: kString, required: true}},
+	rpc.CmdSetFastMode:             {{name: "enabled", kind: kBool, required: true}},
+	rpc.CmdSetSubagentSubscription: {{name: "level", kind: kString, required: true}},
+	rpc.CmdGetSubagentMessages:     {{name: "subagentId", kind: kString}, {name: "sessionFile", kind: kString}, {name: "fromByte", kind: kNumber}},
+	rpc.CmdGetMessagesPage:         {{name: "cursor", kind: kString}, {name: "limit", kind: kNumber}},
 }
 
 // checkFields validates obj against the command's field list.

@@ -100,6 +100,9 @@ func init() {
 	handlers[rpc.CmdOpenSession] = (*call).openSession
 	handlers[rpc.CmdSetEventFilter] = (*call).setEventFilter
 	handlers[rpc.CmdSetFastMode] = (*call).setFastMode
+	handlers[rpc.CmdSetSubagentSubscription] = (*call).setSubagentSubscription
+	handlers[rpc.CmdGetSubagents] = (*call).getSubagents
+	handlers[rpc.CmdGetSubagentMessages] = (*call).getSubagentMessages
 	handlers[rpc.CmdGetMessagesPage] = (*call).messagesPage
 	handlers[rpc.CmdGetLoginProviders] = (*call).loginProviders
 	handlers[rpc.CmdLogin] = (*call).login

@@ -1,20 +1,24 @@
 package rpcmode
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/core"
 	"github.com/pisces-agent/pisces/internal/resources"
 	"github.com/pisces-agent/pisces/internal/session"
+	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -56,6 +60,10 @@ type ompState struct {
 	// streamed are the messages of the run so far that went out in
 	// message_end (an agent_end over 1 MiB leaves them out).
 	streamed []ai.Message
+	// The task tool's subagents under way (get_subagents) and the
+	// subscription level (set_subagent_subscription).
+	subagents     map[string]*rpc.SubagentSnapshot
+	subagentLevel string
 }
 
 // messageID stamps message events as oh-my-pi does: message_start mints
@@ -472,6 +480,98 @@ func (s *call) setFastMode(line []byte) (any, error) {
 		return nil, err
 	}
 	return rpc.FastModeData{Enabled: on, Active: active}, nil
+}
+
+// trackSubagent keeps the subagents under way from the task tool's events
+// and, with set_subagent_subscription progress, sends subagent_lifecycle.
+func (s *Server) trackSubagent(ev rpc.Event) {
+	var p rpc.SubagentLifecyclePayload
+	switch e := ev.(type) {
+	case *task.SubagentStartEvent:
+		p = rpc.SubagentLifecyclePayload{ID: e.ID, Agent: e.Agent, AgentSource: e.AgentSource, Index: e.Index,
+			Status: "started", Description: e.Description, ParentToolCallID: e.ParentToolCallID}
+	case *task.SubagentEndEvent:
+		status := "completed"
+		switch {
+		case e.Aborted:
+			status = "aborted"
+		case e.ExitCode != 0:
+			status = "failed"
+		}
+		p = rpc.SubagentLifecyclePayload{ID: e.ID, Agent: e.Agent, AgentSource: e.AgentSource, Index: e.Index,
+			Status: status, ParentToolCallID: e.ParentToolCallID}
+	default:
+		return
+	}
+	st := &s.ompSt
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if p.Status == "started" {
+		if st.subagents == nil {
+			st.subagents = map[string]*rpc.SubagentSnapshot{}
+		}
+		e := ev.(*task.SubagentStartEvent)
+		st.subagents[p.ID] = &rpc.SubagentSnapshot{ID: p.ID, Index: p.Index, Agent: p.Agent, AgentSource: p.AgentSource,
+			Description: e.Description, Status: "running", Assignment: e.Assignment,
+			LastUpdate: time.Now().UnixMilli(), ParentToolCallID: p.ParentToolCallID}
+	} else {
+		if d := st.subagents[p.ID]; d != nil {
+			p.Description = d.Description
+		}
+		delete(st.subagents, p.ID)
+	}
+	if st.subagentLevel == rpc.SubagentsProgress {
+		s.queueEvent(&rpc.SubagentLifecycleEvent{Type: rpc.EventSubagentLifecycle, Payload: p})
+	}
+}
+
+func (s *call) setSubagentSubscription(line []byte) (any, error) {
+	var c rpc.SetSubagentSubscriptionCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	switch c.Level {
+	case rpc.SubagentsOff, rpc.SubagentsProgress:
+	case rpc.SubagentsEvents:
+		return nil, errors.New("Subagent event frames are not available: subscribe with level progress for subagent_lifecycle")
+	default:
+		return nil, fmt.Errorf("Invalid subagent subscription level: %s", c.Level)
+	}
+	st := &s.ompSt
+	st.mu.Lock()
+	st.subagentLevel = c.Level
+	st.mu.Unlock()
+	return rpc.SubagentSubscriptionData{Level: c.Level}, nil
+}
+
+func (s *call) getSubagents([]byte) (any, error) {
+	st := &s.ompSt
+	st.mu.Lock()
+	out := make([]rpc.SubagentSnapshot, 0, len(st.subagents))
+	for _, a := range st.subagents {
+		out = append(out, *a)
+	}
+	st.mu.Unlock()
+	slices.SortFunc(out, func(a, b rpc.SubagentSnapshot) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), strings.Compare(a.ID, b.ID))
+	})
+	return rpc.SubagentsData{Subagents: out}, nil
+}
+
+// getSubagentMessages answers as oh-my-pi does for a subagent without a
+// session file: Pisces' subagents run in memory and keep none.
+func (s *call) getSubagentMessages(line []byte) (any, error) {
+	var c rpc.GetSubagentMessagesCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.SubagentID != "":
+		return nil, fmt.Errorf("Unknown subagent or session file unavailable: %s (subagents run in memory, without a session file)", c.SubagentID)
+	case c.SessionFile != "":
+		return nil, errors.New("Unknown subagent session file (subagents run in memory, without a session file)")
+	}
+	return nil, errors.New("get_subagent_messages requires subagentId or sessionFile")
 }
 
 func (s *call) setEventFilter(line []byte) (any, error) {

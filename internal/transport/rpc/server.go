@@ -358,6 +358,7 @@ func (s *Server) Finish() {
 func (s *Server) Close() { s.w.close() }
 
 func (s *Server) onEvent(ev rpc.Event) {
+	s.trackSubagent(ev)
 	if s.omp.Load() {
 		s.ompEvent(ev)
 		return

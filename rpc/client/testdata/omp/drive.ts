@@ -142,6 +142,10 @@ try {
 	const off = await client.setFastMode(false);
 	check(off.enabled === false && off.active === false, "setFastMode(false)", off);
 
+	step("subagents (none under way)");
+	check((await client.setSubagentSubscription("progress")) === "progress", "setSubagentSubscription(progress)");
+	check((await client.getSubagents()).length === 0, "getSubagents() empty");
+
 	step("bash tool turn");
 	events = await client.promptAndWait("run bash");
 	const bash = toolEnd(events) as { toolName: string; result: { content: Array<{ text: string }> } } | undefined;
