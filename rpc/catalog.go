@@ -101,6 +101,7 @@ func Commands() []CommandInfo {
 		{Name: CmdSetSubagentSubscription, Doc: "Select the subagent frames this connection gets: off (the default) or progress (subagent_lifecycle); events is refused (no subagent_event frames).", Command: SetSubagentSubscriptionCommand{}, Data: SubagentSubscriptionData{}},
 		{Name: CmdGetSubagents, Doc: "The task tool's subagents under way.", Command: SimpleCommand{}, Data: SubagentsData{}},
 		{Name: CmdGetSubagentMessages, Doc: "A subagent's transcript: always refused, Pisces' subagents run in memory without a session file.", Command: GetSubagentMessagesCommand{}},
+		{Name: CmdHandoff, Doc: "Replace the history before the kept recent messages with a handoff document the model writes (a compaction of the session); refused while a run goes on.", Command: HandoffCommand{}, Data: HandoffData{}},
 		{Name: CmdSetEventFilter, Doc: "Select the session events this connection gets (null: all).", Command: SetEventFilterCommand{}, Data: EventFilterData{}},
 		{Name: CmdGetMessagesPage, Doc: "One page of the context's messages (at most limit, about 768 KiB), with a cursor to the next.", Command: GetMessagesPageCommand{}, Data: MessagesPageData{}},
 	}

@@ -23,6 +23,7 @@ const (
 	CmdSetSubagentSubscription = "set_subagent_subscription"
 	CmdGetSubagents            = "get_subagents"
 	CmdGetSubagentMessages     = "get_subagent_messages"
+	CmdHandoff                 = "handoff"
 )
 
 // Levels of set_subagent_subscription.
@@ -223,6 +224,19 @@ type SetFastModeCommand struct {
 type FastModeData struct {
 	Enabled bool `json:"enabled"`
 	Active  bool `json:"active"`
+}
+
+// HandoffCommand replaces the older history with a handoff document.
+type HandoffCommand struct {
+	ID                 string `json:"id,omitempty"`
+	Type               string `json:"type"`
+	CustomInstructions string `json:"customInstructions,omitempty"`
+}
+
+// HandoffData is handoff's data (savedPath is never set: the document is
+// the compaction summary in the session).
+type HandoffData struct {
+	SavedPath string `json:"savedPath,omitempty"`
 }
 
 // SetSubagentSubscriptionCommand selects the subagent frames this

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -367,4 +368,34 @@ func afterLatestCompaction(st *session.Session, id string) bool {
 		}
 	}
 	return false
+}
+
+// HandoffFocus is what a handoff asks of the summary, ahead of the
+// client's own instructions.
+const HandoffFocus = "Write the summary as a handoff document for whoever continues this work without the conversation: the goal, what was done and decided, the current state (files, commands, results), open problems and the next steps."
+
+// Handoff replaces the history before the kept recent messages with a
+// handoff document written by the model (oh-my-pi's handoff): a compaction
+// whose summary is asked to be such a document, with customInstructions
+// added. It is refused while a run goes on, and when there is nothing to
+// hand off.
+func (s *Session) Handoff(customInstructions string) (*CompactResult, error) {
+	if s.IsStreaming() {
+		return nil, errors.New("Cannot hand off while a response is in progress")
+	}
+	focus := HandoffFocus
+	if c := strings.TrimSpace(customInstructions); c != "" {
+		focus += " " + c
+	}
+	if !s.sessionBefore("compact", map[string]any{"customInstructions": focus}) {
+		return nil, ErrCancelled
+	}
+	res, err := s.compact(context.Background(), ReasonManual, focus, false)
+	switch {
+	case errors.Is(err, compaction.ErrNothingToCompact):
+		return nil, errors.New("Nothing to hand off (no messages yet)")
+	case errors.Is(err, compaction.ErrAlreadyCompacted):
+		return nil, errors.New("Nothing to hand off (already compacted)")
+	}
+	return res, err
 }

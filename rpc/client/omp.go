@@ -49,6 +49,13 @@ func (c *Client) SetFastMode(ctx context.Context, enabled bool) (*rpc.FastModeDa
 	return data[rpc.FastModeData](c.do(ctx, rpc.CmdSetFastMode, id, rpc.SetFastModeCommand{ID: id, Type: rpc.CmdSetFastMode, Enabled: enabled}))
 }
 
+// Handoff replaces the history before the kept recent messages with a
+// handoff document the model writes (with customInstructions added).
+func (c *Client) Handoff(ctx context.Context, customInstructions string) (*rpc.HandoffData, error) {
+	id := c.newID()
+	return data[rpc.HandoffData](c.do(ctx, rpc.CmdHandoff, id, rpc.HandoffCommand{ID: id, Type: rpc.CmdHandoff, CustomInstructions: customInstructions}))
+}
+
 // SetSubagentSubscription selects the subagent frames this connection
 // gets: rpc.SubagentsOff or rpc.SubagentsProgress (subagent_lifecycle).
 func (c *Client) SetSubagentSubscription(ctx context.Context, level string) (*rpc.SubagentSubscriptionData, error) {

@@ -80,6 +80,7 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdOpenSession:             {{name: "sessionDir", kind: kString, required: true}},
 	rpc.CmdLogin:                   {{name: "providerId", kind: kString, required: true}, {name: "noBrowser", kind: kBool}},
 	rpc.CmdLogout:                  {{name: "providerId", kind: kString, required: true}},
+	rpc.CmdHandoff:                 {{name: "customInstructions", kind: kString}},
 	rpc.CmdSetFastMode:             {{name: "enabled", kind: kBool, required: true}},
 	rpc.CmdSetSubagentSubscription: {{name: "level", kind: kString, required: true}},
 	rpc.CmdGetSubagentMessages:     {{name: "subagentId", kind: kString}, {name: "sessionFile", kind: kString}, {name: "fromByte", kind: kNumber}},

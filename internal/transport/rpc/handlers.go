@@ -100,6 +100,7 @@ func init() {
 	handlers[rpc.CmdOpenSession] = (*call).openSession
 	handlers[rpc.CmdSetEventFilter] = (*call).setEventFilter
 	handlers[rpc.CmdSetFastMode] = (*call).setFastMode
+	handlers[rpc.CmdHandoff] = (*call).handoff
 	handlers[rpc.CmdSetSubagentSubscription] = (*call).setSubagentSubscription
 	handlers[rpc.CmdGetSubagents] = (*call).getSubagents
 	handlers[rpc.CmdGetSubagentMessages] = (*call).getSubagentMessages

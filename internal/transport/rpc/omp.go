@@ -470,6 +470,17 @@ func availableCommands(sess *core.Session) []rpc.AvailableCommand {
 	return out
 }
 
+func (s *call) handoff(line []byte) (any, error) {
+	var c rpc.HandoffCommand
+	if err := decode(line, &c); err != nil {
+		return nil, err
+	}
+	if _, err := s.sess.Handoff(c.CustomInstructions); err != nil {
+		return nil, err
+	}
+	return rpc.HandoffData{}, nil
+}
+
 func (s *call) setFastMode(line []byte) (any, error) {
 	var c rpc.SetFastModeCommand
 	if err := decode(line, &c); err != nil {

@@ -693,6 +693,7 @@ var slowCommands = map[string]bool{
 	rpc.CmdBranch:             true,
 	rpc.CmdClone:              true,
 	rpc.CmdCompact:            true,
+	rpc.CmdHandoff:            true,
 	rpc.CmdNavigateTree:       true,
 	rpc.CmdAbortBash:          true,
 	rpc.CmdGetTree:            true,

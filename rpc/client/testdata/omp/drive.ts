@@ -221,6 +221,15 @@ try {
 		"auto_compaction_* session events",
 	);
 
+	step("handoff right after compact (nothing new to hand off)");
+	let handoffError = "";
+	try {
+		await client.handoff();
+	} catch (e) {
+		handoffError = String(e);
+	}
+	check(handoffError.includes("Nothing to hand off (already compacted)"), "handoff refused", handoffError);
+
 	step("new and switch session");
 	const firstFile = (await client.getState()).sessionFile!;
 	check((await client.newSession()).cancelled === false, "new session");
