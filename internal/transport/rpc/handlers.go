@@ -232,11 +232,10 @@ func (s *call) prompt(line []byte) (any, error) {
 	if s.omp.Load() {
 		// oh-my-pi answers before trying the prompt; one that cannot start
 		// gets a second, failed response and its prompt_result.
-		s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true})
-		accepted := func(d string) { s.ompAccepted(c.ID, c.Type, d) }
-		if _, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, accepted); err != nil {
-			s.ompFailed(c.ID, c.Type, err)
-		}
+		s.ompPrompt(c.ID, c.Type, func(accepted func(string)) error {
+			_, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, accepted)
+			return err
+		})
 		return nil, errAnswered
 	}
 	if _, err := s.sess.PromptThen(c.Message, images(c.Images), c.StreamingBehavior, s.acceptedResponse(c.ID, c.Type)); err != nil {
@@ -301,18 +300,12 @@ func (s *call) abortAndPrompt(line []byte) (any, error) {
 		return nil, errAnswered
 	}
 	if s.omp.Load() {
-		// Answered before the prompt is tried, as prompt is (above).
-		s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true})
-		release := s.holdSettled()
-		done := false
-		accepted := func(d string) { done = true; s.ompAccepted(c.ID, c.Type, d) }
-		_, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), accepted)
-		if err != nil {
-			s.ompFailed(c.ID, c.Type, err)
-		}
-		if !done {
-			release()
-		}
+		// Answered before the prompt is tried, as prompt is (above); no
+		// session_settled between the abort and the new prompt.
+		s.ompPrompt(c.ID, c.Type, func(accepted func(string)) error {
+			_, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), accepted)
+			return err
+		})
 		return nil, errAnswered
 	}
 	if _, err := s.sess.AbortAndPrompt(c.Message, images(c.Images), s.acceptedResponse(c.ID, c.Type)); err != nil {
@@ -397,12 +390,13 @@ func (s *call) ompState() *rpc.OMPState {
 }
 
 // isSettled is get_state's isSettled on oh-my-pi's wire (nil elsewhere):
-// no run, no compaction, nothing queued.
+// no run, no compaction, nothing queued, no prompt answered but not yet
+// started.
 func (s *call) isSettled(st core.State) *bool {
 	if !s.omp.Load() {
 		return nil
 	}
-	v := !st.IsStreaming && !st.IsCompacting && st.PendingMessageCount == 0
+	v := !st.IsStreaming && !st.IsCompacting && st.PendingMessageCount == 0 && !s.ompHeld()
 	return &v
 }
 

@@ -49,8 +49,9 @@ type ompState struct {
 	pending     int  // queued messages (queue_changed)
 	outcome     promptOutcome
 	active      bool // work since the last session_settled
-	// held counts abort_and_prompt commands between their abort and the
-	// acceptance of their prompt: the session is not settled then.
+	// held counts prompts and abort_and_prompts between their answer and
+	// the acceptance or refusal of their prompt: the session is not
+	// settled then.
 	held int
 	open []*promptTicket
 	// Message ids (messageId on message_start/update/end): minted in
@@ -226,10 +227,8 @@ func (s *Server) ompAccepted(id, cmd, disposition string) {
 	st := &s.ompSt
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if cmd == rpc.CmdAbortAndPrompt {
-		st.held--
-		defer s.settledLocked()
-	}
+	st.held--
+	defer s.settledLocked()
 	if disposition == core.DispositionHandled {
 		// An extension command or input hook handled it: no run.
 		s.promptResult(id, false, promptOutcome{status: rpc.PromptCompleted}, s.idleLocked())
@@ -256,8 +255,33 @@ func (s *Server) ompFailed(id, cmd string, err error) {
 	st := &s.ompSt
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.held--
 	s.w.response(&rpc.Response{ID: id, Command: cmd, Error: err.Error()})
 	s.promptResult(id, false, promptOutcome{status: rpc.PromptError, err: &rpc.PromptResultError{Message: err.Error()}}, s.idleLocked())
+	s.settledLocked()
+}
+
+// ompPrompt runs a prompt or abort_and_prompt on oh-my-pi's wire: answered
+// before it is tried, the session not settled from the answer until the
+// prompt is accepted or refused (as oh-my-pi counts an admitted
+// submission).
+func (s *Server) ompPrompt(id, cmd string, try func(accepted func(string)) error) {
+	st := &s.ompSt
+	st.mu.Lock()
+	st.held++
+	st.mu.Unlock()
+	s.w.response(&rpc.Response{ID: id, Command: cmd, Success: true})
+	if err := try(func(d string) { s.ompAccepted(id, cmd, d) }); err != nil {
+		s.ompFailed(id, cmd, err)
+	}
+}
+
+// ompHeld reports prompts between their answer and their acceptance.
+func (s *Server) ompHeld() bool {
+	st := &s.ompSt
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.held > 0
 }
 
 // idleLocked: no run, nothing queued, no abort_and_prompt between its
@@ -265,22 +289,6 @@ func (s *Server) ompFailed(id, cmd string, err error) {
 func (s *Server) idleLocked() bool {
 	st := &s.ompSt
 	return !st.running && st.pending == 0 && st.held == 0
-}
-
-// holdSettled keeps session_settled back from the abort of an
-// abort_and_prompt until its prompt is accepted (ompAccepted) or refused
-// (release).
-func (s *Server) holdSettled() (release func()) {
-	st := &s.ompSt
-	st.mu.Lock()
-	st.held++
-	st.mu.Unlock()
-	return func() {
-		st.mu.Lock()
-		st.held--
-		s.settledLocked()
-		st.mu.Unlock()
-	}
 }
 
 // ompSessionChanged reports the prompts still open as aborted after the
