@@ -33,6 +33,10 @@ func eventCost(ev rpc.Event) int64 {
 		for _, m := range e.Messages {
 			n += messageSize(m)
 		}
+	case *ompAgentEnd:
+		for _, m := range e.Messages {
+			n += messageSize(m)
+		}
 	case *rpc.ToolExecutionStartEvent:
 		n += len(e.Args)
 	case *rpc.ToolExecutionUpdateEvent:

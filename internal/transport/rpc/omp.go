@@ -161,7 +161,9 @@ func (s *Server) ompEvent(ev rpc.Event) {
 	id := st.messageID(ev)
 	out := ompShape(ev)
 	if e, ok := ev.(*rpc.AgentEndEvent); ok {
-		out = &ompAgentEnd{AgentEndEvent: e, streamed: streamedPrefix(st.streamed, e.Messages)}
+		if e.WillRetry || s.v2.Load() {
+			out = &ompAgentEnd{AgentEndEvent: e, streamed: streamedPrefix(st.streamed, e.Messages)}
+		}
 		clear(st.streamed)
 		st.streamed = st.streamed[:0]
 	}
@@ -442,6 +444,7 @@ func (s *call) negotiateProtocol(line []byte) (any, error) {
 	// on the new wire, and the writer chunks frames from then on.
 	s.w.response(&rpc.Response{ID: c.ID, Command: c.Type, Success: true, Data: b})
 	s.w.chunkFromHere()
+	s.v2.Store(true)
 	if !s.omp.Load() {
 		s.enableOMP()
 		s.commandsUpdate()

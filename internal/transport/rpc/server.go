@@ -73,6 +73,7 @@ type Server struct {
 	snapHub   *Hub        // the session asked for message snapshots
 
 	omp   atomic.Bool // on oh-my-pi's wire (omp.go)
+	v2    atomic.Bool // protocol v2 negotiated (frames over 1 MiB chunked)
 	ompSt ompState
 
 	loginRun *loginRun // the login this connection runs (login.go), under mu
