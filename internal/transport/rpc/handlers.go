@@ -136,8 +136,7 @@ func images(in []rpc.ImageInput) []ai.Content {
 func (s *call) abort([]byte) (any, error) {
 	s.cancelLogin()
 	s.sess.Abort()
-	s.cancellable.Wait()
-	s.logins.Wait()
+	waitAll(s.cutShort)
 	return nil, nil
 }
 
@@ -146,7 +145,7 @@ func (s *call) abort([]byte) (any, error) {
 // the order of the two answers does not depend on scheduling.
 func (s *call) abortBranchSummary([]byte) (any, error) {
 	s.sess.AbortBranchSummary()
-	s.cancellable.Wait()
+	waitAll(s.cutShort)
 	return nil, nil
 }
 

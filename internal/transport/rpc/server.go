@@ -82,13 +82,13 @@ type Server struct {
 	// lane runs the quick commands one after another, in the order they
 	// arrived.
 	lane lane
-	// cancellable counts running compact and navigate_tree commands:
-	// abort answers after them, so a client sees the aborted command's
-	// answer first.
-	cancellable sync.WaitGroup
-	// logins counts the running login command (login.go): abort cancels
+	// cancellable tracks the running compact and navigate_tree commands:
+	// an abort answers after those running when it arrived, so a client
+	// sees the aborted command's answer first.
+	cancellable inflight
+	// logins tracks the running login command (login.go): abort cancels
 	// it and answers after it.
-	logins sync.WaitGroup
+	logins inflight
 	// aborts counts abort commands: a login handed in before an abort
 	// that had not started when the abort came is cancelled too.
 	aborts atomic.Uint64
@@ -465,6 +465,10 @@ type call struct {
 	obj  map[string]any // the line, decoded and checked (checkFields)
 	// aborts is the connection's abort count when the command arrived.
 	aborts uint64
+	// cutShort are the compact and navigate_tree commands, and logins,
+	// that were running when an abort or abort_branch_summary arrived:
+	// it answers after them.
+	cutShort []chan struct{}
 }
 
 // Handle parses one command (a line of stdin, a WebSocket text frame) and
@@ -522,6 +526,12 @@ func (s *Server) Handle(line []byte) {
 		s.aborts.Add(1)
 	}
 	c := &call{Server: s, hub: h, sess: h.sess, obj: obj, aborts: s.aborts.Load()}
+	switch t {
+	case rpc.CmdAbort:
+		c.cutShort = append(s.cancellable.now(), s.logins.now()...)
+	case rpc.CmdAbortBranchSummary:
+		c.cutShort = s.cancellable.now()
+	}
 	if !slowCommands[t] {
 		// Quick commands are answered in the order they arrived: at once
 		// on this goroutine when none is waiting, else after the ones
@@ -550,12 +560,12 @@ func (s *Server) Handle(line []byte) {
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
-	abortable := t == rpc.CmdCompact || t == rpc.CmdNavigateTree
-	if abortable {
-		s.cancellable.Add(1)
-	}
-	if t == rpc.CmdLogin {
-		s.logins.Add(1)
+	var ended func() // the command is no longer running (inflight)
+	switch t {
+	case rpc.CmdCompact, rpc.CmdNavigateTree:
+		ended = s.cancellable.start()
+	case rpc.CmdLogin:
+		ended = s.logins.start()
 	}
 	go func() {
 		defer s.wg.Done()
@@ -568,13 +578,62 @@ func (s *Server) Handle(line []byte) {
 			// decided yet is asked about after the response.
 			s.Hub().resolveTrust()
 		}
-		if abortable {
-			s.cancellable.Done()
-		}
-		if t == rpc.CmdLogin {
-			s.logins.Done()
+		if ended != nil {
+			ended()
 		}
 	}()
+}
+
+// inflight tracks the running commands of a kind (compact and
+// navigate_tree; login), so that an abort answers after the ones it cut
+// short. It is not a sync.WaitGroup: the reading goroutine starts a
+// command whenever a line asks for one, also while an abort waits or
+// before that wait has returned, which a WaitGroup forbids (an Add from
+// zero concurrent with a Wait is a data race and may panic; the race
+// detector caught it in testdata/rpc/summary_abort.txtar). An abort waits
+// for the commands running when it arrived (now), never for one that
+// started after it.
+type inflight struct {
+	mu      sync.Mutex
+	running map[chan struct{}]struct{}
+}
+
+// start counts a command that begins; done is called when it has ended.
+func (f *inflight) start() (done func()) {
+	ch := make(chan struct{})
+	f.mu.Lock()
+	if f.running == nil {
+		f.running = map[chan struct{}]struct{}{}
+	}
+	f.running[ch] = struct{}{}
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		delete(f.running, ch)
+		f.mu.Unlock()
+		close(ch)
+	}
+}
+
+// now returns the commands running now, for waitAll.
+func (f *inflight) now() []chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.running) == 0 {
+		return nil
+	}
+	list := make([]chan struct{}, 0, len(f.running))
+	for ch := range f.running {
+		list = append(list, ch)
+	}
+	return list
+}
+
+// waitAll returns once every command of list has ended.
+func waitAll(list []chan struct{}) {
+	for _, ch := range list {
+		<-ch
+	}
 }
 
 // lane orders a connection's quick commands: each runs after the one
