@@ -45,10 +45,14 @@ type Hub struct {
 	changed chan struct{} // closed (and replaced) when a client attaches or leaves
 
 	// trustCtx bounds the trust questions of this session (cancelled when
-	// it closes: nobody is left to answer); trustWG counts them.
+	// it closes: nobody is left to answer); trustWG counts them, and
+	// trustClosed (under trustMu) stops new ones once closeTrust waits, so
+	// that no Add from zero overlaps the group's Wait.
 	trustCtx    context.Context
 	trustCancel context.CancelFunc
 	trustWG     sync.WaitGroup
+	trustMu     sync.Mutex
+	trustClosed bool
 
 	readOnly atomic.Pointer[string] // why the session is read-only ("": writable)
 }

@@ -36,6 +36,11 @@ func (h *Hub) AskTrust(ctx context.Context, project string) (answer, answered bo
 // background, asking the clients when nothing has decided it yet.
 func (h *Hub) resolveTrust() {
 	dir := h.sess.Cwd()
+	h.trustMu.Lock()
+	defer h.trustMu.Unlock()
+	if h.trustClosed {
+		return
+	}
 	h.trustWG.Add(1)
 	go func() {
 		defer h.trustWG.Done()
@@ -46,6 +51,9 @@ func (h *Hub) resolveTrust() {
 // closeTrust ends the trust questions still open (nobody is left to answer
 // them; an answer already read is kept and stored) and waits for them.
 func (h *Hub) closeTrust() {
+	h.trustMu.Lock()
+	h.trustClosed = true
+	h.trustMu.Unlock()
 	h.trustCancel()
 	h.trustWG.Wait()
 }
