@@ -53,10 +53,6 @@ func runTUI(env *environment, stdio IO) int {
 		fmt.Fprintf(stdio.Stderr, "pisces: %v\n", err)
 		return 1
 	}
-	if st := env.registry.Auth(); st != nil {
-		// /login of Sign in with ChatGPT names the installation.
-		st.Options().DeviceID = deviceID(env.settings)
-	}
 	bridge := tui.NewBridge()
 	mgr := sessions.New(sessions.Options{
 		Build: env.buildSession,
