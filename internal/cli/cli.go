@@ -741,7 +741,9 @@ func signalContext() (context.Context, func() os.Signal, func()) {
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	var got os.Signal
 	done := make(chan struct{})
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		select {
 		case s := <-ch:
 			got = s
@@ -759,6 +761,7 @@ func signalContext() (context.Context, func() os.Signal, func()) {
 		}, func() {
 			signal.Stop(ch)
 			close(done)
+			<-finished
 			cancel()
 		}
 }

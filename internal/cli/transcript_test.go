@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -305,6 +306,7 @@ func runTranscript(t *testing.T, file string) {
 		t.Fatal("pisces did not exit after stdin closed")
 	}
 	<-readDone
+	checkNoLeftovers(t)
 	if code != 0 {
 		stderrMu.Lock()
 		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
@@ -609,4 +611,44 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// checkNoLeftovers fails the test when goroutines of Pisces' own packages
+// are still running a while after Main returned: whatever Main started
+// (extension processes' loops, MCP connections, signal watchers, trust
+// questions) must end with it, or it could touch the next run's state.
+func checkNoLeftovers(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := pisceGoroutines()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines still running 10 s after Main returned:\n%s", strings.Join(left, "\n\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pisceGoroutines returns the stacks of the goroutines with a frame in one
+// of Pisces' packages, other than the tests' own.
+func pisceGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "github.com/pisces-agent/pisces/internal/") && !strings.Contains(g, "internal/cli_test.") {
+			out = append(out, g)
+		}
+	}
+	return out
 }

@@ -68,6 +68,8 @@ type Host struct {
 	emit    func(rpc.Event)
 	members []member
 	closed  bool
+
+	bg background // the goroutines serving extension processes
 }
 
 var _ Hooks = (*Host)(nil)
@@ -334,6 +336,9 @@ func (h *Host) Close() error {
 		go func() { defer wg.Done(); m.close() }()
 	}
 	wg.Wait()
+	if !h.bg.Wait(closeWait) {
+		h.logf("pisces: extensions: some extension process did not end within %s of being stopped\n", closeWait)
+	}
 	return nil
 }
 

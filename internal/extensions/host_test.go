@@ -908,3 +908,22 @@ func TestHomePathWithoutHome(t *testing.T) {
 		t.Fatalf("paths %v, errors %v", paths, errs)
 	}
 }
+
+// Close returns only once every goroutine that served the extension
+// processes has ended: the current process's, and those of one that
+// crashed and was restarted.
+func TestCloseWaitsForProcessGoroutines(t *testing.T) {
+	e := load(t, 5*time.Second, "basic")
+	pid1 := pidOf(t, e.h)
+	e.h.OnToolCall(context.Background(), "c1", "bash", bashArgs("crash"))
+	if pidOf(t, e.h) == pid1 {
+		t.Fatal("not restarted")
+	}
+	e.h.Close()
+	e.h.bg.mu.Lock()
+	n := e.h.bg.n
+	e.h.bg.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d goroutines still running after Close", n)
+	}
+}

@@ -146,7 +146,7 @@ func (e *procExt) onFailure(p *proc, event string, err error) {
 	e.restarts++
 	n := e.restarts
 	e.mu.Unlock()
-	go e.restart(n)
+	e.h.bg.Go(func() { e.restart(n) })
 }
 
 func (e *procExt) restart(n int) {
@@ -478,6 +478,7 @@ type proc struct {
 	cancel context.CancelFunc
 
 	stdout *os.File
+	stderr *os.File
 
 	mu       sync.Mutex
 	calls    map[string]*pending
@@ -492,6 +493,7 @@ type proc struct {
 	deadErr    error
 	exited     chan struct{}
 	readerDone chan struct{}
+	stderrDone chan struct{}
 	failOnce   sync.Once
 }
 
@@ -530,15 +532,17 @@ func (e *procExt) spawn(restarts int) (*proc, registration, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &proc{
-		e: e, cmd: cmd, out: newOutQueue(), ctx: ctx, cancel: cancel, stdout: outR,
+		e: e, cmd: cmd, out: newOutQueue(), ctx: ctx, cancel: cancel, stdout: outR, stderr: errR,
 		calls: map[string]*pending{}, regCh: make(chan *wireIn, 1), serial: make(chan wireIn, 1024),
 		dead: make(chan struct{}), exited: make(chan struct{}), readerDone: make(chan struct{}),
+		stderrDone: make(chan struct{}),
 	}
-	go p.copyStderr(errR)
-	go p.readLoop(outR)
-	go p.waitLoop()
-	go p.writeLoop(stdin)
-	go p.serialLoop()
+	bg := &h.bg
+	bg.Go(p.copyStderr)
+	bg.Go(func() { p.readLoop(outR) })
+	bg.Go(p.waitLoop)
+	bg.Go(func() { p.writeLoop(stdin) })
+	bg.Go(p.serialLoop)
 
 	ui := h.getUI()
 	p.send(initMsg{
@@ -764,9 +768,20 @@ func (p *proc) stop() {
 func (p *proc) waitLoop() {
 	err := p.cmd.Wait()
 	close(p.exited)
+	grace := time.NewTimer(exitGrace)
+	defer grace.Stop()
 	select {
 	case <-p.readerDone:
-	case <-time.After(exitGrace):
+	case <-grace.C:
+	}
+	// A child the extension left behind may hold its stderr open: what it
+	// wrote by now is copied, then the pipe is closed so that the copy ends.
+	late := time.NewTimer(exitGrace)
+	defer late.Stop()
+	select {
+	case <-p.stderrDone:
+	case <-late.C:
+		p.stderr.Close()
 	}
 	msg := "exited"
 	var ee *exec.ExitError
@@ -862,10 +877,10 @@ func (p *proc) handleLine(line []byte) bool {
 			// Dialogs wait for the user: each on its own goroutine, with the
 			// hook clock stopped (from now, before the next line is read).
 			p.wd.enter()
-			go func() {
+			p.e.h.bg.Go(func() {
 				defer p.wd.leave()
 				p.serve(m)
-			}()
+			})
 			return true
 		}
 		// The rest (notifications, actions) is served in order.
@@ -933,7 +948,9 @@ func (p *proc) serve(m wireIn) {
 	p.send(resp)
 }
 
-func (p *proc) copyStderr(r *os.File) {
+func (p *proc) copyStderr() {
+	r := p.stderr
+	defer close(p.stderrDone)
 	defer r.Close()
 	prefix := "[" + p.e.name + "] "
 	br := bufio.NewReader(r)

@@ -421,6 +421,12 @@ func (c *conn) close() {
 	}
 	procgroup.Kill(c.cmd)
 	<-c.exited
+	// The session's own goroutines end with its connection: close returns
+	// once they are gone (bounded, like the process's exit).
+	select {
+	case <-done:
+	case <-time.After(killGrace):
+	}
 }
 
 // waitGroupGone waits up to d for the process group to empty. The leader's
