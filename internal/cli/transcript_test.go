@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,6 +223,7 @@ func runTranscript(t *testing.T, file string) {
 	var stderr bytes.Buffer
 	var stderrMu sync.Mutex
 	exit := make(chan int, 1)
+	before := pisceGoroutines(nil)
 	go func() {
 		code := cli.Main(args, cli.IO{Stdin: inR, Stdout: outW, Stderr: lockedWriter{&stderr, &stderrMu}, StdinIsTTY: true})
 		outW.Close()
@@ -306,7 +309,7 @@ func runTranscript(t *testing.T, file string) {
 		t.Fatal("pisces did not exit after stdin closed")
 	}
 	<-readDone
-	checkNoLeftovers(t)
+	checkNoLeftovers(t, before)
 	if code != 0 {
 		stderrMu.Lock()
 		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
@@ -617,11 +620,13 @@ func lineDiff(want, got string) string {
 // are still running a while after Main returned: whatever Main started
 // (extension processes' loops, MCP connections, signal watchers, trust
 // questions) must end with it, or it could touch the next run's state.
-func checkNoLeftovers(t *testing.T) {
+// Goroutines that were there before Main started (an earlier test's) are
+// not this run's.
+func checkNoLeftovers(t *testing.T, before map[string]string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		left := pisceGoroutines()
+		left := slices.Collect(maps.Values(pisceGoroutines(before)))
 		if len(left) == 0 {
 			return
 		}
@@ -633,8 +638,9 @@ func checkNoLeftovers(t *testing.T) {
 }
 
 // pisceGoroutines returns the stacks of the goroutines with a frame in one
-// of Pisces' packages, other than the tests' own.
-func pisceGoroutines() []string {
+// of Pisces' packages, other than the tests' own, by goroutine header
+// ("goroutine 12"), leaving out those in except.
+func pisceGoroutines(except map[string]string) map[string]string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -644,10 +650,18 @@ func pisceGoroutines() []string {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	var out []string
+	out := map[string]string{}
 	for _, g := range strings.Split(string(buf), "\n\n") {
+		f := strings.Fields(g)
+		if len(f) < 2 {
+			continue
+		}
+		id := f[0] + " " + f[1]
+		if _, old := except[id]; old {
+			continue
+		}
 		if strings.Contains(g, "github.com/pisces-agent/pisces/internal/") && !strings.Contains(g, "internal/cli_test.") {
-			out = append(out, g)
+			out[id] = g
 		}
 	}
 	return out
