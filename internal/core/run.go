@@ -8,13 +8,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/agent"
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/lazy"
 	"github.com/pisces-agent/pisces/internal/prompt"
 	"github.com/pisces-agent/pisces/internal/session"
 	"github.com/pisces-agent/pisces/internal/tools"
@@ -657,9 +657,9 @@ func sectionsJSON(sections []prompt.Section) json.RawMessage {
 
 // retryablePattern is compiled when first needed (only failed turns use
 // it; compiling at start-up cost ~50 kB of garbage before the first reply).
-var retryablePattern = sync.OnceValue(func() *regexp.Regexp {
+var retryablePattern = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)overloaded|rate.?limit|too many requests|\b429\b|\b500\b|\b502\b|\b503\b|\b504\b|\b529\b|service.?unavailable|server.?error|internal.?error|connection.?(error|reset|refused)|fetch failed|timed? ?out|other side closed|terminated|upstream.?connect|reset before headers|retry delay|stream (cut|ended)|unexpected EOF`)
-})
+}}
 
 // retryAllowed reports whether a failed message should be retried: a
 // transient failure (429, 5xx, overloaded, a cut connection) while retries
@@ -690,7 +690,7 @@ func IsTransient(m *ai.AssistantMessage) bool {
 	case st >= 400:
 		return false
 	}
-	return retryablePattern().MatchString(m.ErrorMessage)
+	return retryablePattern.Get().MatchString(m.ErrorMessage)
 }
 
 // retryDelay is the backoff for an attempt (base·2^(n-1), capped), or the
@@ -759,13 +759,13 @@ func (s *Session) waitRetry(rctx context.Context, cancel context.CancelFunc, att
 	}
 }
 
-var overflowPattern = sync.OnceValue(func() *regexp.Regexp {
+var overflowPattern = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)prompt is too long|input is too long for requested model|exceeds the context window|input token count.*exceeds the maximum|maximum prompt length is \d+|reduce the length of the messages|maximum context length is \d+ tokens|exceeds the limit of \d+|exceeds the available context size|greater than the context length|context window exceeds limit|exceeded model token limit|context[_ ]length[_ ]exceeded|too many tokens`)
-})
+}}
 
 // isContextOverflow reports whether an error message says the context was
 // too long for the model.
-func isContextOverflow(msg string) bool { return overflowPattern().MatchString(msg) }
+func isContextOverflow(msg string) bool { return overflowPattern.Get().MatchString(msg) }
 
 // AbortAndPrompt aborts the current run (if any) and starts a new one with
 // the message; no other prompt can slip in between.

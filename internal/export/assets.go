@@ -4,7 +4,8 @@ import (
 	"crypto/sha256"
 	_ "embed" // the Markdown renderer
 	"encoding/base64"
-	"sync"
+
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // The page's only style sheet and script, inlined.
@@ -108,7 +109,7 @@ const pageInit = `(function () {
 // pageAssets is the script of the page and the Content-Security-Policy that lets
 // only it and the page's style sheet run: no other script, no event handler
 // attribute, and nothing loaded from anywhere (images are data: URIs).
-var pageAssets = sync.OnceValue(func() (p struct{ script, csp string }) {
+var pageAssets = lazy.Value[struct{ script, csp string }]{New: func() (p struct{ script, csp string }) {
 	p.script = markdownJS + "\n" + pageInit
 	hash := func(s string) string {
 		sum := sha256.Sum256([]byte(s))
@@ -116,4 +117,4 @@ var pageAssets = sync.OnceValue(func() (p struct{ script, csp string }) {
 	}
 	p.csp = "default-src 'none'; img-src data:; style-src " + hash(css) + "; script-src " + hash(p.script)
 	return p
-})
+}}

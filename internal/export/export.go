@@ -60,7 +60,7 @@ func HTML(s *session.Session, w io.Writer, opts Options) error {
 	if title == "" {
 		title = "Session " + h.ID
 	}
-	pg := pageAssets()
+	pg := pageAssets.Get()
 	bw.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	bw.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + pg.csp + `">` + "\n")
 	bw.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")

@@ -139,7 +139,7 @@ func sha(s string) string {
 // or runs text as code, and it holds nothing that would end or escape the
 // script element early.
 func TestPageScriptIsSafe(t *testing.T) {
-	script := pageAssets().script
+	script := pageAssets.Get().script
 	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(",
 		"setTimeout(", "setInterval(", `"href"`, ".href", "DOMParser", "createRange", "srcdoc", "<!--", "<script", "</script", "]]>"} {
 		if strings.Contains(strings.ToLower(script), strings.ToLower(bad)) {

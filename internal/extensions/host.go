@@ -578,11 +578,23 @@ func (h *Host) Tools() []tools.Tool {
 
 // ---- UI and actions, shared by process and built-in extensions ----
 
-// dialogMethods are the UI methods that wait for an answer.
-var dialogMethods = map[string]bool{"select": true, "confirm": true, "input": true, "editor": true}
+// isDialogMethod tells the UI methods that wait for an answer.
+func isDialogMethod(ui string) bool {
+	switch ui {
+	case "select", "confirm", "input", "editor":
+		return true
+	}
+	return false
+}
 
-// notifyMethods are the fire-and-forget UI methods.
-var notifyMethods = map[string]bool{"notify": true, "setStatus": true, "setWidget": true, "setTitle": true, "set_editor_text": true}
+// isNotifyMethod tells the fire-and-forget UI methods.
+func isNotifyMethod(ui string) bool {
+	switch ui {
+	case "notify", "setStatus", "setWidget", "setTitle", "set_editor_text":
+		return true
+	}
+	return false
+}
 
 // dialog runs a UI dialog, resolving to a cancelled answer when no client
 // can answer.
@@ -622,14 +634,14 @@ func (h *Host) serve(ctx context.Context, method string, raw json.RawMessage) (a
 			}
 		}
 		switch {
-		case dialogMethods[ui]:
+		case isDialogMethod(ui):
 			var timeout time.Duration
 			if ms, ok := params["timeout"].(float64); ok && ms > 0 && ui != "editor" {
 				timeout = time.Duration(ms * float64(time.Millisecond))
 			}
 			delete(params, "timeout")
 			return dialogReply(ui, h.dialog(ctx, ui, params, timeout)), nil
-		case notifyMethods[ui]:
+		case isNotifyMethod(ui):
 			h.notify(ui, params)
 			return struct{}{}, nil
 		}

@@ -594,7 +594,7 @@ func buildRegistration(m *wireIn) (checkedRegistration, error) {
 	r.hooks = map[string]bool{}
 	r.events = map[string]bool{}
 	for _, hk := range m.Hooks {
-		if knownHooks[hk] {
+		if isKnownHook(hk) {
 			r.hooks[hk] = true
 		} else {
 			r.warnings = append(r.warnings, fmt.Sprintf("unknown hook %q ignored", hk))
@@ -873,7 +873,7 @@ func (p *proc) handleLine(line []byte) bool {
 			c.onUpdate(m.PartialResult)
 		}
 	case msgRequest:
-		if ui, ok := strings.CutPrefix(m.Method, "ui."); ok && dialogMethods[ui] {
+		if ui, ok := strings.CutPrefix(m.Method, "ui."); ok && isDialogMethod(ui) {
 			// Dialogs wait for the user: each on its own goroutine, with the
 			// hook clock stopped (from now, before the next line is read).
 			p.wd.enter()

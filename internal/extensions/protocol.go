@@ -31,10 +31,15 @@ const (
 	eventNameAllSubscriptions = "*"
 )
 
-var knownHooks = map[string]bool{
-	HookToolCall: true, HookToolResult: true, HookInput: true, HookBeforeAgentStart: true,
-	HookSessionBeforeSwitch: true, HookSessionBeforeFork: true, HookSessionBeforeTree: true,
-	HookSessionBeforeCompact: true,
+// isKnownHook tells the hooks an extension may register.
+func isKnownHook(name string) bool {
+	switch name {
+	case HookToolCall, HookToolResult, HookInput, HookBeforeAgentStart,
+		HookSessionBeforeSwitch, HookSessionBeforeFork, HookSessionBeforeTree,
+		HookSessionBeforeCompact:
+		return true
+	}
+	return false
 }
 
 // Message types on the wire.

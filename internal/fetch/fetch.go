@@ -32,6 +32,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // Limits of one fetch.
@@ -112,9 +114,9 @@ func New() *Fetcher { return newFetcher(nil, Timeout, MaxBytes) }
 
 // Default returns the process's shared Fetcher (one cache for every
 // session).
-func Default() *Fetcher { return shared() }
+func Default() *Fetcher { return shared.Get() }
 
-var shared = sync.OnceValue(New)
+var shared = lazy.Value[*Fetcher]{New: New}
 
 func newFetcher(allow func(netip.AddrPort) bool, timeout time.Duration, maxBytes int64) *Fetcher {
 	f := &Fetcher{timeout: timeout, maxBytes: maxBytes, allow: allow,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/auth"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // ProviderEntry is one provider with its models.
@@ -482,7 +483,7 @@ func (r *Registry) match(cands []*ai.Model, pattern string) *ai.Model {
 	return r.best(hits)
 }
 
-var datedID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-\d{8}$`) })
+var datedID = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`-\d{8}$`) }}
 
 // best ranks matches: key resolves, then alias over dated id, then the
 // highest id (pi's "latest").
@@ -502,7 +503,7 @@ func (r *Registry) best(hits []*ai.Model) *ai.Model {
 		if keyed[a.Provider] != keyed[b.Provider] {
 			return keyed[a.Provider]
 		}
-		aa, ba := !datedID().MatchString(a.ID), !datedID().MatchString(b.ID)
+		aa, ba := !datedID.Get().MatchString(a.ID), !datedID.Get().MatchString(b.ID)
 		if aa != ba {
 			return aa
 		}

@@ -81,11 +81,19 @@ type ruleFile struct {
 	always   bool // a whole-file rules format (.windsurfrules, .clinerules)
 }
 
-var providerNames = map[string]string{
-	ProviderPisces:   "Pisces",
-	ProviderCursor:   "Cursor",
-	ProviderWindsurf: "Windsurf",
-	ProviderCline:    "Cline",
+// providerName is the display name of a rules provider ("" when unknown).
+func providerName(provider string) string {
+	switch provider {
+	case ProviderPisces:
+		return "Pisces"
+	case ProviderCursor:
+		return "Cursor"
+	case ProviderWindsurf:
+		return "Windsurf"
+	case ProviderCline:
+		return "Cline"
+	}
+	return ""
 }
 
 func ruleName(file string) string {
@@ -203,7 +211,7 @@ func ParseRule(name, path, text, provider string, scope Scope) (*Rule, []string)
 		AlwaysApply: fm.Bool("alwaysApply", false) || fm.Bool("always_apply", false),
 		Source: RuleSource{
 			Provider:     provider,
-			ProviderName: providerNames[provider],
+			ProviderName: providerName(provider),
 			Path:         path,
 			Level:        scope,
 		},

@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // SkillFileName is the file that makes a directory a skill.
@@ -28,7 +29,7 @@ type Skill struct {
 // Skills is a list of skills, first name first.
 type Skills []*Skill
 
-var skillNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) })
+var skillNameRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) }}
 
 // LoadSkills finds SKILL.md files under <cwd>/.pisces/skills/ (when
 // trusted), <agentDir>/skills/ and the explicit SkillPaths (a SKILL.md, a
@@ -140,7 +141,7 @@ func readSkill(file string, scope Scope) (*Skill, string, error) {
 		return nil, "skill " + s.Name + " has no description and is skipped", nil
 	}
 	warn := ""
-	if len(s.Name) > 64 || !skillNameRE().MatchString(s.Name) {
+	if len(s.Name) > 64 || !skillNameRE.Get().MatchString(s.Name) {
 		warn = "skill name " + `"` + s.Name + `"` + " should be lowercase letters, digits and hyphens (at most 64)"
 	}
 	return s, warn, nil

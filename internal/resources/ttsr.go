@@ -472,7 +472,14 @@ type argScanner struct {
 
 func newArgScanner() *argScanner { return &argScanner{} }
 
-var pathKeys = map[string]bool{"path": true, "file_path": true, "filePath": true, "file": true, "filename": true, "target_file": true}
+// isPathKey tells whether a tool argument of this name holds a file path.
+func isPathKey(k string) bool {
+	switch k {
+	case "path", "file_path", "filePath", "file", "filename", "target_file":
+		return true
+	}
+	return false
+}
 
 func (s *argScanner) emitRune(r rune) {
 	if s.high != 0 {
@@ -553,7 +560,7 @@ func (s *argScanner) write(chunk string) {
 						s.curKey = s.key.String()
 					}
 					s.isKey = false
-				} else if len(s.stack) == 1 && s.path == "" && pathKeys[s.curKey] {
+				} else if len(s.stack) == 1 && s.path == "" && isPathKey(s.curKey) {
 					s.path = s.val.String()
 				}
 			default:

@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // Verbatim messages.
@@ -106,7 +106,7 @@ type vschemas struct {
 	user, assistant, toolResult, usage, cost, text, thinking, image, toolCall *vschema
 }
 
-var vtab = sync.OnceValue(func() *vschemas {
+var vtab = lazy.Value[*vschemas]{New: func() *vschemas {
 	return &vschemas{
 		user: newVSchema(vfield{"role", kStr}, vfield{"content", kUserContent}, vfield{"timestamp", kInt}),
 		assistant: newVSchema(vfield{"role", kStr}, vfield{"content", kBlocks}, vfield{"api", kStr}, vfield{"provider", kStr},
@@ -126,7 +126,7 @@ var vtab = sync.OnceValue(func() *vschemas {
 		toolCall: newVSchema(vfield{"type", kStr}, vfield{"id", kStr}, vfield{"name", kStr}, vfield{"arguments", kRaw},
 			vfield{"thoughtSignature", kOptStr}, vfield{"argumentsError", kOptStr}, vfield{"namespace", kOptStr}),
 	}
-})
+}}
 
 // vscan is a cursor over a message that checks it is verbatim.
 type vscan struct {
@@ -142,7 +142,7 @@ type vscan struct {
 // where its stopReason value starts. ok is false for anything else, valid
 // JSON or not (the caller validates it the general way then).
 func scanVerbatim(b []byte, i int) (end int, role uint8, stop int, ok bool) {
-	v := vscan{b: b, i: i, t: vtab()}
+	v := vscan{b: b, i: i, t: vtab.Get()}
 	if !v.lit(`{"role":`) {
 		return 0, 0, 0, false
 	}

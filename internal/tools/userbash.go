@@ -4,8 +4,9 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // UserBashResult is the outcome of a command the user ran (the RPC "bash"
@@ -25,22 +26,22 @@ type UserBashResult struct {
 // (7-bit and 8-bit) and the short two- and three-byte escapes. Compiled on
 // first use, like the other patterns of this package: most sessions never
 // run the user-side bash.
-var ansiPattern = sync.OnceValue(func() *regexp.Regexp {
+var ansiPattern = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(
 		"\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)" + // OSC ... BEL | ST
 			"|(?:\x1b\\[|\u009b)[0-?]*[ -/]*[@-~]" + // CSI
 			"|\x1b[()#%][0-9A-Za-z@]" + // charset / line attributes
 			"|\x1b[@-Z\\\\-_`a-z{|}~=>78]") // other two-byte escapes
-})
+}}
 
 // incompleteEscape matches the start of an escape sequence cut off at the end
 // of a chunk.
-var incompleteEscape = sync.OnceValue(func() *regexp.Regexp {
+var incompleteEscape = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile("\x1b(?:\\[[0-?]*[ -/]*|\\][^\x07\x1b]*\x1b?|[()#%])?$")
-})
+}}
 
 // StripANSI removes terminal escape sequences.
-func StripANSI(s string) string { return ansiPattern().ReplaceAllString(s, "") }
+func StripANSI(s string) string { return ansiPattern.Get().ReplaceAllString(s, "") }
 
 // SanitizeBinaryOutput drops control characters other than tab, newline and
 // carriage return, and the Unicode interlinear annotation characters
@@ -81,7 +82,7 @@ func (d *userOutputDecoder) decode(p []byte, final bool) string {
 	}
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
 	if !final {
-		if loc := incompleteEscape().FindStringIndex(s); loc != nil && len(s)-loc[0] < 256 {
+		if loc := incompleteEscape.Get().FindStringIndex(s); loc != nil && len(s)-loc[0] < 256 {
 			d.pending = append([]byte(s[loc[0]:]), d.pending...)
 			s = s[:loc[0]]
 		}

@@ -25,12 +25,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/pisces-agent/pisces/internal/task"
 	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/lazy"
+	"github.com/pisces-agent/pisces/internal/task"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -132,7 +132,7 @@ var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"
 // enums restricts string members, keyed by definition name and member. The
 // tables below are built on first use: only --print-schema and the tests
 // generate a schema, so a session does not build them at start-up.
-var enums = sync.OnceValue(func() map[string][]string {
+var enums = lazy.Value[map[string][]string]{New: func() map[string][]string {
 	return map[string][]string{
 		"PromptCommand.streamingBehavior": {"steer", "followUp"},
 		"SetThinkingLevelCommand.level":   thinkingLevels,
@@ -157,10 +157,10 @@ var enums = sync.OnceValue(func() map[string][]string {
 		"SummarizationRetryAttemptStartEvent.source": {"compaction", "branchSummary"},
 		"SummarizationRetryAttemptStartEvent.reason": {"manual", "threshold", "overflow"},
 	}
-})
+}}
 
 // descriptions of shared and data types, keyed by definition name.
-var descriptions = sync.OnceValue(func() map[string]string {
+var descriptions = lazy.Value[map[string]string]{New: func() map[string]string {
 	return map[string]string{
 		"Command":                  "A line on stdin: one command, discriminated by type. id, when present, is echoed by the response.",
 		"Response":                 "The answer to a command, discriminated by command and success. id echoes the request's id.",
@@ -191,7 +191,7 @@ var descriptions = sync.OnceValue(func() map[string]string {
 		"SessionState":             "get_state's data.",
 		"TreeNode":                 "One node of get_tree: a raw session entry and its children.",
 	}
-})
+}}
 
 type generator struct {
 	defs   *obj
@@ -217,7 +217,7 @@ func (g *generator) define(name string, build func() *obj) *obj {
 	if !g.defs.has(name) {
 		g.defs.set(name, nil) // reserve: keeps the order and stops recursion
 		s := build()
-		if d, ok := descriptions()[name]; ok && !s.has("description") {
+		if d, ok := descriptions.Get()[name]; ok && !s.has("description") {
 			s = prepend(s, "description", d)
 		}
 		g.defs.set(name, s)
@@ -257,10 +257,10 @@ func (g *generator) document() *obj {
 	}
 	responses = append(responses, ref("ErrorResponse"))
 
-	g.defs.set("Command", newObj("description", descriptions()["Command"], "oneOf", commands))
-	g.defs.set("Response", newObj("description", descriptions()["Response"], "oneOf", responses))
+	g.defs.set("Command", newObj("description", descriptions.Get()["Command"], "oneOf", commands))
+	g.defs.set("Response", newObj("description", descriptions.Get()["Response"], "oneOf", responses))
 	g.defs.set("ErrorResponse", newObj(
-		"description", descriptions()["ErrorResponse"],
+		"description", descriptions.Get()["ErrorResponse"],
 		"type", "object",
 		"properties", newObj(
 			"id", newObj("type", "string"),
@@ -271,7 +271,7 @@ func (g *generator) document() *obj {
 		),
 		"required", []string{"type", "command", "success", "error"},
 	))
-	g.defs.set("Event", newObj("description", descriptions()["Event"], "oneOf", events))
+	g.defs.set("Event", newObj("description", descriptions.Get()["Event"], "oneOf", events))
 
 	return newObj(
 		"$schema", Draft,
@@ -480,7 +480,7 @@ func (g *generator) fields(defName string, t reflect.Type, consts map[string]any
 		var s *obj
 		if v, ok := consts[name]; ok {
 			s = newObj("const", v)
-		} else if vs, ok := enums()[defName+"."+name]; ok && vs != nil {
+		} else if vs, ok := enums.Get()[defName+"."+name]; ok && vs != nil {
 			s = strEnum(vs...)
 		} else {
 			s = g.schemaOf(f.Type)

@@ -2,29 +2,29 @@ package anthropic
 
 import (
 	"strings"
-	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // claudeCodeTools are Claude Code's tool names. With a subscription (OAuth)
 // token, a tool whose name matches one of them case-insensitively is sent
 // with Claude Code's casing, as pi does, and the model's calls are mapped
 // back to the request's name.
-var claudeCodeTools = sync.OnceValue(func() map[string]string {
+var claudeCodeTools = lazy.Value[map[string]string]{New: func() map[string]string {
 	m := map[string]string{}
 	for _, n := range []string{"Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode",
 		"ExitPlanMode", "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput", "TodoWrite", "WebFetch", "WebSearch"} {
 		m[strings.ToLower(n)] = n
 	}
 	return m
-})
+}}
 
 // toClaudeCode is name in Claude Code's casing when it is one of its tools.
 func toClaudeCode(name string) string {
-	if cc, ok := claudeCodeTools()[strings.ToLower(name)]; ok {
+	if cc, ok := claudeCodeTools.Get()[strings.ToLower(name)]; ok {
 		return cc
 	}
 	return name

@@ -7,21 +7,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
-// Default token budgets of the budget-based thinking levels.
-var defaultBudgets = map[string]int{
-	"minimal": 1024,
-	"low":     2048,
-	"medium":  8192,
-	"high":    16384,
+// defaultBudget is the default token budget of a budget-based thinking
+// level (medium's for any other level).
+func defaultBudget(level string) int {
+	switch level {
+	case "minimal":
+		return 1024
+	case "low":
+		return 2048
+	case "high":
+		return 16384
+	}
+	return 8192
 }
 
 const (
@@ -109,10 +115,7 @@ func planThinking(req *ai.Request) thinkingPlan {
 	if level == "xhigh" || level == "max" {
 		level = "high"
 	}
-	budget, ok := defaultBudgets[level]
-	if !ok {
-		budget = defaultBudgets["medium"]
-	}
+	budget := defaultBudget(level)
 	if v, ok := req.ThinkingBudgets[level]; ok && v > 0 {
 		budget = v
 	}
@@ -146,7 +149,7 @@ func effortFor(modelID, level string) string {
 	}
 }
 
-var versionToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{1,2}$`) })
+var versionToken = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^\d{1,2}$`) }}
 
 // claudeVersion finds the family (opus, sonnet, haiku, mythos, fable) and
 // the version of a Claude model id in its usual spellings:
@@ -167,7 +170,7 @@ func claudeVersion(id string) (family string, major, minor int) {
 				family = tok
 			}
 		default:
-			if versionToken().MatchString(tok) && len(nums) < 2 {
+			if versionToken.Get().MatchString(tok) && len(nums) < 2 {
 				n, _ := strconv.Atoi(tok)
 				nums = append(nums, n)
 			}

@@ -27,12 +27,12 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/fetch"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // API is the wire API this package implements.
@@ -94,7 +94,7 @@ func endpoint(m *ai.Model) string {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	if !versionSuffix().MatchString(base) {
+	if !versionSuffix.Get().MatchString(base) {
 		base += "/v1beta"
 	}
 	id := m.ID
@@ -104,7 +104,7 @@ func endpoint(m *ai.Model) string {
 	return base + "/" + id + ":streamGenerateContent?alt=sse"
 }
 
-var versionSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/v\d+(?:(?:alpha|beta)\d*)?$`) })
+var versionSuffix = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`/v\d+(?:(?:alpha|beta)\d*)?$`) }}
 
 func (p *Provider) send(ctx context.Context, req *ai.Request) (*http.Response, error) {
 	var body bytes.Buffer

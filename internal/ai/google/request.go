@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // The request body of models/{model}:streamGenerateContent.
@@ -165,7 +165,7 @@ func toolSchema(raw json.RawMessage) json.RawMessage {
 	return out.Bytes()
 }
 
-var geminiVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`gemini-(\d+)`) })
+var geminiVersion = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`gemini-(\d+)`) }}
 
 // geminiMajor returns the major version in a Gemini model id (0 if none).
 // The "-latest" aliases of Flash point at Gemini 3.
@@ -174,7 +174,7 @@ func geminiMajor(id string) int {
 	if id == "gemini-flash-latest" || id == "gemini-flash-lite-latest" {
 		return 3
 	}
-	if m := geminiVersion().FindStringSubmatch(id); m != nil {
+	if m := geminiVersion.Get().FindStringSubmatch(id); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}

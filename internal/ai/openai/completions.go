@@ -156,7 +156,7 @@ func isReasoningField(s string) bool {
 func completionsToolID(id string, m *ai.Model, c compat) string {
 	if c.requiresMistralToolIDs {
 		// Mistral: exactly nine characters of [a-zA-Z0-9].
-		s := nonIDChars().ReplaceAllString(id, "")
+		s := nonIDChars.Get().ReplaceAllString(id, "")
 		s = strings.ReplaceAll(strings.ReplaceAll(s, "_", ""), "-", "")
 		if len(s) < 9 {
 			s += "ABCDEFGHI"[:9-len(s)]
@@ -167,7 +167,7 @@ func completionsToolID(id string, m *ai.Model, c compat) string {
 		// A Responses id "call_id|item_id": keep the call id, within
 		// OpenAI's 40 characters.
 		callID, _ := splitToolID(id)
-		return truncate(nonIDChars().ReplaceAllString(callID, "_"), 40)
+		return truncate(nonIDChars.Get().ReplaceAllString(callID, "_"), 40)
 	}
 	if c.isOpenAI || m.Provider == "openai" {
 		return truncate(id, 40)

@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
@@ -36,6 +35,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/fetch"
 	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // DefaultBaseURL is used when a model has no baseUrl.
@@ -396,7 +396,7 @@ func toolSchema(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{}}`)
 }
 
-var nonIDChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) })
+var nonIDChars = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) }}
 
 // splitToolID splits a Responses tool call id "call_id|item_id".
 func splitToolID(id string) (callID, itemID string) {

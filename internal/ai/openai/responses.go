@@ -152,7 +152,7 @@ func shortHash(s string) string {
 // responsesCallID is the call_id part of a tool call id, as the API takes it.
 func responsesCallID(id string) string {
 	callID, _ := splitToolID(id)
-	return strings.TrimRight(truncate(nonIDChars().ReplaceAllString(callID, "_"), 64), "_")
+	return strings.TrimRight(truncate(nonIDChars.Get().ReplaceAllString(callID, "_"), 64), "_")
 }
 
 func inputText(s string) responses.ResponseInputContentUnionParam {
