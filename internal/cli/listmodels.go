@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pisces-agent/pisces/internal/ai"
+	"github.com/pisces-agent/pisces/internal/lazy"
 	"github.com/pisces-agent/pisces/internal/models"
 )
 
@@ -150,18 +151,18 @@ func fuzzyFilter(ms []*ai.Model, query string) []*ai.Model {
 }
 
 var (
-	lettersDigits = regexp.MustCompile(`^([a-z]+)([0-9]+)$`)
-	digitsLetters = regexp.MustCompile(`^([0-9]+)([a-z]+)$`)
+	lettersDigits = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^([a-z]+)([0-9]+)$`) }}
+	digitsLetters = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)([a-z]+)$`) }}
 )
 
 func fuzzyMatch(query, text string) bool {
 	if isSubsequence(query, text) {
 		return true
 	}
-	if m := lettersDigits.FindStringSubmatch(query); m != nil {
+	if m := lettersDigits.Get().FindStringSubmatch(query); m != nil {
 		return isSubsequence(m[2]+m[1], text)
 	}
-	if m := digitsLetters.FindStringSubmatch(query); m != nil {
+	if m := digitsLetters.Get().FindStringSubmatch(query); m != nil {
 		return isSubsequence(m[2]+m[1], text)
 	}
 	return false

@@ -17,11 +17,11 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/browse"
+	"github.com/pisces-agent/pisces/internal/lazy"
 	"github.com/pisces-agent/pisces/internal/session"
 )
 
@@ -343,8 +343,8 @@ func userContent(u ai.UserContent) string {
 
 // Compiled when first needed (not at start-up of every mode).
 var (
-	imageMime = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^image/(png|jpeg|jpg|gif|webp)$`) })
-	base64Re  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/=\r\n]*$`) })
+	imageMime = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^image/(png|jpeg|jpg|gif|webp)$`) }}
+	base64Re  = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/=\r\n]*$`) }}
 )
 
 // image shows an image block inline as a data: URI (the page stays
@@ -354,7 +354,7 @@ func image(c *ai.Content) string {
 	if c.URL != "" {
 		return `<div class="sub">[image: ` + esc(c.URL) + "]</div>\n"
 	}
-	if imageMime().MatchString(c.MimeType) && base64Re().MatchString(c.Data) {
+	if imageMime.Get().MatchString(c.MimeType) && base64Re.Get().MatchString(c.Data) {
 		return `<div class="image"><img alt="image" src="data:` + c.MimeType + `;base64,` + c.Data + `"></div>` + "\n"
 	}
 	return `<div class="sub">[image: ` + esc(c.MimeType) + "]</div>\n"

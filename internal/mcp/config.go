@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // Exposure modes of a server or a tool.
@@ -193,7 +194,7 @@ func Parse(data []byte, path, scope string) *Config {
 	return cfg
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var validName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) }}
 
 func parseInto(cfg *Config, data []byte, path, scope string) {
 	data = stripComments(data)
@@ -252,7 +253,7 @@ type rawServer struct {
 }
 
 func parseServer(name string, raw json.RawMessage, path, scope string) (*ServerConfig, error) {
-	if !validName.MatchString(name) {
+	if !validName.Get().MatchString(name) {
 		return nil, fmt.Errorf("invalid name: use only letters, digits, _ and -")
 	}
 	var r rawServer
@@ -423,7 +424,7 @@ func stringMap(raw json.RawMessage, what string) ([][2]string, error) {
 	return out, nil
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var varRef = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) }}
 
 // expandValue expands an env or headers value: "!command" is the command's
 // standard output (trimmed), "${VAR}" references are replaced by the
@@ -436,7 +437,7 @@ func expandValue(v string) (string, error) {
 		}
 		return strings.TrimRight(string(out), "\r\n"), nil
 	}
-	return varRef.ReplaceAllStringFunc(v, func(m string) string {
+	return varRef.Get().ReplaceAllStringFunc(v, func(m string) string {
 		return os.Getenv(m[2 : len(m)-1])
 	}), nil
 }
