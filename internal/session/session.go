@@ -21,6 +21,7 @@ import (
 	"github.com/pisces-agent/pisces/internal/ai"
 	"github.com/pisces-agent/pisces/internal/fsx"
 	"github.com/pisces-agent/pisces/internal/jsonx"
+	"github.com/pisces-agent/pisces/internal/lazy"
 )
 
 // Test hooks.
@@ -84,10 +85,12 @@ func newEntryID(used func(string) bool) string {
 	return newUUIDv4()
 }
 
-var validID = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+var validID = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+}}
 
 // ValidSessionID reports whether id is acceptable as an explicit session id.
-func ValidSessionID(id string) bool { return validID.MatchString(id) }
+func ValidSessionID(id string) bool { return validID.Get().MatchString(id) }
 
 // Options configure New.
 type Options struct {
