@@ -223,7 +223,7 @@ func runTranscript(t *testing.T, file string) {
 	var stderr bytes.Buffer
 	var stderrMu sync.Mutex
 	exit := make(chan int, 1)
-	before := pisceGoroutines(nil)
+	before := piscesGoroutines(nil)
 	go func() {
 		code := cli.Main(args, cli.IO{Stdin: inR, Stdout: outW, Stderr: lockedWriter{&stderr, &stderrMu}, StdinIsTTY: true})
 		outW.Close()
@@ -626,7 +626,7 @@ func checkNoLeftovers(t *testing.T, before map[string]string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		left := slices.Collect(maps.Values(pisceGoroutines(before)))
+		left := slices.Collect(maps.Values(piscesGoroutines(before)))
 		if len(left) == 0 {
 			return
 		}
@@ -637,10 +637,10 @@ func checkNoLeftovers(t *testing.T, before map[string]string) {
 	}
 }
 
-// pisceGoroutines returns the stacks of the goroutines with a frame in one
+// piscesGoroutines returns the stacks of the goroutines with a frame in one
 // of Pisces' packages, other than the tests' own, by goroutine header
 // ("goroutine 12"), leaving out those in except.
-func pisceGoroutines(except map[string]string) map[string]string {
+func piscesGoroutines(except map[string]string) map[string]string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
