@@ -92,19 +92,26 @@ type shellRun struct {
 	timedOut bool
 }
 
+// shellSetup returns the directory a command runs in (env.Cwd, else the
+// process's) and the shell that runs it, or why neither can be used.
+func shellSetup(env Env) (cwd, shell string, err error) {
+	cwd = env.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return "", "", fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", cwd)
+	}
+	shell, err = resolveShell(env)
+	return cwd, shell, err
+}
+
 // runShell runs `shell -c command` in env.Cwd in its own process group with
 // stdout and stderr merged, passing output to onData from one goroutine.
 // Cancelling ctx or reaching timeout (0 = none) kills the whole group. It
 // returns once the shell has exited and its output pipe is closed.
 func runShell(ctx context.Context, env Env, command string, timeout time.Duration, onData func([]byte)) (shellRun, error) {
-	cwd := env.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return shellRun{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", cwd)
-	}
-	shell, err := resolveShell(env)
+	cwd, shell, err := shellSetup(env)
 	if err != nil {
 		return shellRun{}, err
 	}
@@ -192,14 +199,7 @@ func runShell(ctx context.Context, env Env, command string, timeout time.Duratio
 // on PATH, ExtraEnv); cancelling ctx or reaching timeout (0 = none) kills
 // the command. Its output reaches onData once it has ended.
 func runRemote(ctx context.Context, env Env, callID, command string, timeout time.Duration, onData func([]byte)) (shellRun, error) {
-	cwd := env.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return shellRun{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", cwd)
-	}
-	shell, err := resolveShell(env)
+	cwd, shell, err := shellSetup(env)
 	if err != nil {
 		return shellRun{}, err
 	}

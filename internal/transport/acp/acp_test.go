@@ -173,19 +173,11 @@ func TestPermissionAskMode(t *testing.T) {
 	ups := r.ed.snapshot()
 	start, updates := toolUpdates(ups, "w1")
 	checkStatuses(t, start, updates, sdk.ToolCallStatusFailed)
-	r.ed.mu.Lock()
-	asked := append([]sdk.RequestPermissionRequest(nil), r.ed.asked...)
-	r.ed.mu.Unlock()
+	asked := r.ed.permissionRequests()
 	if len(asked) != 1 || asked[0].ToolCall.ToolCallId != "w1" || asked[0].SessionId != id {
 		t.Fatalf("permission requests %+v", asked)
 	}
-	opts := map[sdk.PermissionOptionKind]bool{}
-	for _, o := range asked[0].Options {
-		opts[o.Kind] = true
-	}
-	if len(opts) != 4 {
-		t.Errorf("options %+v: want allow and reject, once and always", asked[0].Options)
-	}
+	checkPermissionOptions(t, asked[0])
 
 	mu.Lock()
 	answer = "allow-always"
@@ -197,9 +189,7 @@ func TestPermissionAskMode(t *testing.T) {
 	if err != nil || string(b) != "three\n" {
 		t.Errorf("b.txt = %q, %v", b, err)
 	}
-	r.ed.mu.Lock()
-	asked = append([]sdk.RequestPermissionRequest(nil), r.ed.asked...)
-	r.ed.mu.Unlock()
+	asked = r.ed.permissionRequests()
 	if len(asked) != 3 {
 		t.Errorf("%d permission requests, want 3 (write once more, edit once; always holds per tool)", len(asked))
 	}
@@ -546,11 +536,7 @@ func TestExtensionToolConfirm(t *testing.T) {
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(answer)}
 	}
 	r.ed.mu.Unlock()
-	asked := func() []sdk.RequestPermissionRequest {
-		r.ed.mu.Lock()
-		defer r.ed.mu.Unlock()
-		return append([]sdk.RequestPermissionRequest(nil), r.ed.asked...)
-	}
+	asked := r.ed.permissionRequests
 	r.initialize()
 	id := r.newSession("") // the ask mode
 
@@ -567,13 +553,7 @@ func TestExtensionToolConfirm(t *testing.T) {
 		!strings.Contains(contentText(a[0].ToolCall.Content), "recursive forced delete") {
 		t.Fatalf("permission requests %+v", a)
 	}
-	kinds := map[sdk.PermissionOptionKind]bool{}
-	for _, o := range a[0].Options {
-		kinds[o.Kind] = true
-	}
-	if len(kinds) != 4 {
-		t.Errorf("options %+v: want allow and reject, once and always", a[0].Options)
-	}
+	checkPermissionOptions(t, a[0])
 
 	mu.Lock()
 	answer = "allow-always"

@@ -48,21 +48,9 @@ func TestStdinEOFEndsProcess(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling the file the command writes
 	}
-	closed := time.Now()
-	r.stdin.Close()
-	select {
-	case code := <-r.done:
-		r.done <- code
-		elapsed := time.Since(closed)
-		t.Logf("exited %v after stdin closed (code %d)", elapsed, code)
-		// The command would hold the run for two minutes; 3 s is the
-		// promise, the bound leaves room for a loaded machine.
-		if elapsed > 20*time.Second {
-			t.Errorf("took %v to exit", elapsed)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the process did not end after stdin closed")
-	}
+	// The command would hold the run for two minutes; 3 s is the promise,
+	// the bound leaves room for a loaded machine.
+	closeStdinAndWaitExit(t, r, 20*time.Second)
 	deadline = time.Now().Add(waitLimit)
 	for {
 		err := syscall.Kill(pid, 0)
@@ -73,5 +61,25 @@ func TestStdinEOFEndsProcess(t *testing.T) {
 			t.Fatalf("the tool's process %d is still alive after the agent exited", pid)
 		}
 		time.Sleep(10 * time.Millisecond) // the orphan is reaped by init
+	}
+}
+
+// closeStdinAndWaitExit closes the agent's stdin and waits for the process
+// to end, failing when that takes longer than bound (its exit code stays
+// in r.done).
+func closeStdinAndWaitExit(t *testing.T, r *agentRun, bound time.Duration) {
+	t.Helper()
+	closed := time.Now()
+	r.stdin.Close()
+	select {
+	case code := <-r.done:
+		r.done <- code
+		elapsed := time.Since(closed)
+		t.Logf("exited %v after stdin closed (code %d)", elapsed, code)
+		if elapsed > bound {
+			t.Errorf("took %v to exit", elapsed)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the process did not end after stdin closed")
 	}
 }

@@ -50,6 +50,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// permissionRequests returns the permission requests the editor received
+// so far.
+func (ed *editor) permissionRequests() []sdk.RequestPermissionRequest {
+	ed.mu.Lock()
+	defer ed.mu.Unlock()
+	return append([]sdk.RequestPermissionRequest(nil), ed.asked...)
+}
+
+// checkPermissionOptions fails unless a permission request offers four
+// kinds of answer: allow and reject, once and always.
+func checkPermissionOptions(t *testing.T, req sdk.RequestPermissionRequest) {
+	t.Helper()
+	kinds := map[sdk.PermissionOptionKind]bool{}
+	for _, o := range req.Options {
+		kinds[o.Kind] = true
+	}
+	if len(kinds) != 4 {
+		t.Errorf("options %+v: want allow and reject, once and always", req.Options)
+	}
+}
+
 // editor is the client side: it records every session/update in order and
 // answers permission requests with answer.
 type editor struct {

@@ -77,19 +77,7 @@ func TestEditorMCPServersStop(t *testing.T) {
 		t.Fatalf("session/new: %v", err)
 	}
 	g2 := readPid(t, r, pid2)
-	closed := time.Now()
-	r.stdin.Close()
-	select {
-	case code := <-r.done:
-		r.done <- code
-		elapsed := time.Since(closed)
-		t.Logf("exited %v after stdin closed (code %d)", elapsed, code)
-		if elapsed > 20*time.Second {
-			t.Errorf("took %v to exit", elapsed)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the process did not end after stdin closed")
-	}
+	closeStdinAndWaitExit(t, r, 20*time.Second)
 	if procgroup.Alive(g2) {
 		t.Errorf("the process exited with its MCP server's process group %d alive", g2)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/pisces-agent/pisces/internal/auth"
+	"github.com/pisces-agent/pisces/internal/models"
 	"github.com/pisces-agent/pisces/rpc"
 )
 
@@ -57,6 +58,17 @@ func (s *call) loginProviders([]byte) (any, error) {
 	return out, nil
 }
 
+// loginStore returns the model registry and the auth store logins write
+// to, or why there is none.
+func (s *call) loginStore() (*models.Registry, *auth.Store, error) {
+	reg := s.sess.Models()
+	store := reg.Auth()
+	if store == nil {
+		return nil, nil, errors.New("Logins need auth.json in the agent directory, and this process has none")
+	}
+	return reg, store, nil
+}
+
 func loginIDs() string {
 	var ids []string
 	for _, p := range auth.Providers() {
@@ -75,10 +87,9 @@ func (s *call) login(line []byte) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("Unknown login provider %q (logins: %s)", c.ProviderID, loginIDs())
 	}
-	reg := s.sess.Models()
-	store := reg.Auth()
-	if store == nil {
-		return nil, errors.New("Logins need auth.json in the agent directory, and this process has none")
+	reg, store, err := s.loginStore()
+	if err != nil {
+		return nil, err
 	}
 	if _, known := reg.Provider(p.ID()); !known {
 		return nil, fmt.Errorf("%s is not a provider of this process (not in its model registry)", p.ID())
@@ -107,7 +118,7 @@ func (s *call) login(line []byte) (any, error) {
 		return nil, fmt.Errorf("Login to %s cancelled", p.Name())
 	}
 	ui := &auth.LoginUI{NoBrowser: c.NoBrowser, OpenURL: run.openURL, Show: run.show, Prompt: run.prompt}
-	_, err := store.Login(ctx, p.ID(), ui)
+	_, err = store.Login(ctx, p.ID(), ui)
 	if err != nil {
 		run.mu.Lock()
 		byClient := run.cancelled
@@ -131,10 +142,9 @@ func (s *call) logout(line []byte) (any, error) {
 	if id == "" {
 		return nil, errors.New(`Invalid field "providerId": expected the name of a provider`)
 	}
-	reg := s.sess.Models()
-	store := reg.Auth()
-	if store == nil {
-		return nil, errors.New("Logins need auth.json in the agent directory, and this process has none")
+	reg, store, err := s.loginStore()
+	if err != nil {
+		return nil, err
 	}
 	removed, err := store.Delete(context.Background(), id)
 	if err != nil {
